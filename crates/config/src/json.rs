@@ -1,0 +1,38 @@
+//! The JSON form of a configuration, shaped as Triton's `GET /v2/models/{m}/config`
+//! returns it: proto field names, every scalar and list even when default,
+//! enums by name, 64-bit integers as numbers, unset messages left out.
+
+use oxiserve_proto::{ModelConfig, model_config_descriptor};
+use prost::Message;
+use prost_reflect::{DynamicMessage, SerializeOptions};
+
+/// Fields newer than the Triton release oxiserve mirrors (2.51), left out of
+/// the JSON while they hold their default, so clients see what they know:
+/// (path of the enclosing object, field).
+const NEWER_FIELDS: &[(&str, &str)] = &[("ensemble_scheduling", "max_inflight_requests")];
+
+/// Renders `config` as Triton's JSON.
+pub fn to_json(config: &ModelConfig) -> serde_json::Value {
+    let mut json = serialize(config);
+    for (object, field) in NEWER_FIELDS {
+        if let Some(map) = json.get_mut(*object).and_then(|o| o.as_object_mut()) {
+            if map.get(*field).is_some_and(|v| v == 0) {
+                map.remove(*field);
+            }
+        }
+    }
+    json
+}
+
+fn serialize(config: &ModelConfig) -> serde_json::Value {
+    let message =
+        DynamicMessage::decode(model_config_descriptor(), config.encode_to_vec().as_slice())
+            .expect("a ModelConfig re-encodes to its own descriptor");
+    let options = SerializeOptions::new()
+        .use_proto_field_name(true)
+        .skip_default_fields(false)
+        .stringify_64_bit_integers(false);
+    message
+        .serialize_with_options(serde_json::value::Serializer, &options)
+        .expect("a ModelConfig always serializes to JSON")
+}

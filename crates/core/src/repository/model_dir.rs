@@ -1,0 +1,200 @@
+//! One model folder: `config.pbtxt`, version folders, model files, label files.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use oxiserve_config::{
+    ConfigError, ModelConfig, ModelFolder, ParsedConfig, VersionContents, complete_config,
+    parse_config, parse_version_folder,
+    platform::{ENSEMBLE_PLATFORM, default_model_filename},
+    select_versions,
+    text_format::SourceMap,
+};
+
+/// A model folder found in a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDir {
+    /// The model's name: the folder's name.
+    pub name: String,
+    /// The folder.
+    pub path: PathBuf,
+    /// The repository the folder is in.
+    pub repository: PathBuf,
+}
+
+/// One version of a model that its version policy selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSpec {
+    pub version: i64,
+    /// The version folder.
+    pub path: PathBuf,
+    /// The model file (or folder) the backend loads; None for ensembles.
+    pub model_file: Option<PathBuf>,
+}
+
+/// A model whose configuration is complete and valid, with the versions to serve.
+#[derive(Debug, Clone)]
+pub struct ModelSpec {
+    pub dir: ModelDir,
+    pub config: ModelConfig,
+    /// Where each field of `config.pbtxt` was written, for later errors.
+    pub source_map: SourceMap,
+    /// Selected versions, ascending.
+    pub versions: Vec<VersionSpec>,
+}
+
+const CONFIG_FILE: &str = "config.pbtxt";
+
+/// Backends whose model file the core checks before loading; others (custom
+/// backends) look for their own files.
+const CHECKED_BACKENDS: &[&str] = &[
+    "onnxruntime",
+    "pytorch",
+    "python",
+    "tensorrt",
+    "tensorflow",
+    "openvino",
+];
+
+/// Reads and checks one model folder. `auto_complete` allows a missing
+/// `config.pbtxt` (Triton's `--strict-model-config=false`).
+pub fn read_model(
+    dir: &ModelDir,
+    auto_complete: bool,
+    gpus: &[i32],
+) -> Result<ModelSpec, Vec<ConfigError>> {
+    let config_path = dir.path.join(CONFIG_FILE);
+    let parsed = read_config(&config_path, auto_complete).map_err(|e| vec![e])?;
+    let available = version_folders(&dir.path).map_err(|e| vec![e.locate(&dir.path, None)])?;
+    let folder = ModelFolder {
+        name: dir.name.clone(),
+        first_version: match available.first() {
+            Some(v) => Some(folder_contents(&dir.path.join(v.to_string())).map_err(|e| vec![e])?),
+            None => None,
+        },
+        gpus: gpus.to_vec(),
+    };
+    let locate = |errors: Vec<ConfigError>| -> Vec<ConfigError> {
+        errors
+            .into_iter()
+            .map(|e| e.locate(&config_path, Some(&parsed.source_map)))
+            .collect()
+    };
+    let config = complete_config(parsed.config.clone(), &folder).map_err(locate)?;
+    let policy = config.version_policy.clone().unwrap_or_default();
+    let chosen = select_versions(&policy, &available).map_err(|e| locate(vec![e]))?;
+    let mut errors = check_label_files(dir, &config);
+    let mut versions = Vec::new();
+    for version in chosen {
+        let path = dir.path.join(version.to_string());
+        let model_file =
+            (config.platform != ENSEMBLE_PLATFORM).then(|| path.join(model_filename(&config)));
+        if let Some(file) = &model_file {
+            if CHECKED_BACKENDS.contains(&config.backend.as_str()) && !file.exists() {
+                errors.push(ConfigError::field(
+                    "default_model_filename",
+                    format!(
+                        "version {version} has no model file: {} does not exist (set \
+                         'default_model_filename' if the file has another name)",
+                        file.display()
+                    ),
+                ));
+            }
+        }
+        versions.push(VersionSpec {
+            version,
+            path,
+            model_file,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(locate(errors));
+    }
+    Ok(ModelSpec {
+        dir: dir.clone(),
+        config,
+        source_map: parsed.source_map,
+        versions,
+    })
+}
+
+/// The file a version folder must hold: `default_model_filename`, or the
+/// platform's default where Triton leaves that to the backend.
+fn model_filename(config: &ModelConfig) -> &str {
+    if config.default_model_filename.is_empty() {
+        default_model_filename(&config.platform, &config.backend).unwrap_or_default()
+    } else {
+        &config.default_model_filename
+    }
+}
+
+fn read_config(path: &Path, auto_complete: bool) -> Result<ParsedConfig, ConfigError> {
+    match fs::read_to_string(path) {
+        Ok(text) => parse_config(&text, path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && auto_complete => Ok(ParsedConfig::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ConfigError::whole(
+            "config.pbtxt is missing; write one, or start with --strict-model-config=false to let the \
+             server complete the configuration from the model",
+        )
+        .locate(path, None)),
+        Err(e) => Err(ConfigError::whole(format!("cannot read: {e}")).locate(path, None)),
+    }
+}
+
+/// Version numbers of the version folders, ascending; other entries are ignored.
+fn version_folders(model_path: &Path) -> Result<Vec<i64>, ConfigError> {
+    let entries = fs::read_dir(model_path)
+        .map_err(|e| ConfigError::whole(format!("cannot read model folder: {e}")))?;
+    let mut versions: Vec<i64> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let version = parse_version_folder(&name);
+            if version.is_none() {
+                log::debug!("ignoring '{}': not a version folder", e.path().display());
+            }
+            version
+        })
+        .collect();
+    versions.sort_unstable();
+    Ok(versions)
+}
+
+fn folder_contents(path: &Path) -> Result<VersionContents, ConfigError> {
+    let entries = fs::read_dir(path).map_err(|e| {
+        ConfigError::whole(format!("cannot read version folder: {e}")).locate(path, None)
+    })?;
+    Ok(entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path().is_dir(),
+            )
+        })
+        .collect())
+}
+
+fn check_label_files(dir: &ModelDir, config: &ModelConfig) -> Vec<ConfigError> {
+    config
+        .output
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| {
+            !o.label_filename.is_empty() && !dir.path.join(&o.label_filename).is_file()
+        })
+        .map(|(i, o)| {
+            ConfigError::field(
+                format!("output[{i}].label_filename"),
+                format!(
+                    "label file '{}' is not in the model folder {}",
+                    o.label_filename,
+                    dir.path.display()
+                ),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! Triton's protobuf messages as Rust types, plus a descriptor pool for
+//! reflection (text format parsing, JSON rendering).
+
+use std::sync::LazyLock;
+
+use prost_reflect::{DescriptorPool, MessageDescriptor};
+
+/// Generated types of Triton's `inference` protobuf package.
+#[allow(clippy::all, missing_docs)]
+pub mod inference {
+    include!(concat!(env!("OUT_DIR"), "/inference.rs"));
+}
+
+pub use inference::ModelConfig;
+
+static DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptors.bin"));
+
+static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    DescriptorPool::decode(DESCRIPTORS).expect("descriptor set built by build.rs")
+});
+
+/// The descriptor pool holding every message of the compiled .proto files.
+pub fn descriptor_pool() -> &'static DescriptorPool {
+    &POOL
+}
+
+/// Descriptor of `inference.ModelConfig`, the root of `config.pbtxt`.
+pub fn model_config_descriptor() -> MessageDescriptor {
+    POOL.get_message_by_name("inference.ModelConfig")
+        .expect("inference.ModelConfig is compiled in")
+}
