@@ -15,10 +15,10 @@ const NEWER_FIELDS: &[(&str, &str)] = &[("ensemble_scheduling", "max_inflight_re
 pub fn to_json(config: &ModelConfig) -> serde_json::Value {
     let mut json = serialize(config);
     for (object, field) in NEWER_FIELDS {
-        if let Some(map) = json.get_mut(*object).and_then(|o| o.as_object_mut()) {
-            if map.get(*field).is_some_and(|v| v == 0) {
-                map.remove(*field);
-            }
+        if let Some(map) = json.get_mut(*object).and_then(|o| o.as_object_mut())
+            && map.get(*field).is_some_and(|v| v == 0)
+        {
+            map.remove(*field);
         }
     }
     json

@@ -25,20 +25,19 @@ pub fn normalize(config: &mut ModelConfig, gpus: &[i32]) {
         });
     }
     let max_batch_size = config.max_batch_size;
-    match &mut config.scheduling_choice {
-        Some(SchedulingChoice::DynamicBatching(db)) => {
-            if db.preferred_batch_size.is_empty() && max_batch_size > 0 {
-                db.preferred_batch_size.push(max_batch_size);
-            }
+    let fill = |sizes: &mut Vec<i32>| {
+        if sizes.is_empty() && max_batch_size > 0 {
+            sizes.push(max_batch_size);
         }
+    };
+    match &mut config.scheduling_choice {
+        Some(SchedulingChoice::DynamicBatching(db)) => fill(&mut db.preferred_batch_size),
         Some(SchedulingChoice::SequenceBatching(sb)) => {
             if sb.max_sequence_idle_microseconds == 0 {
                 sb.max_sequence_idle_microseconds = SEQUENCE_IDLE_DEFAULT_MICROSECONDS;
             }
             if let Some(StrategyChoice::Oldest(oldest)) = &mut sb.strategy_choice {
-                if oldest.preferred_batch_size.is_empty() && max_batch_size > 0 {
-                    oldest.preferred_batch_size.push(max_batch_size);
-                }
+                fill(&mut oldest.preferred_batch_size);
             }
         }
         _ => {}

@@ -91,17 +91,18 @@ pub fn read_model(
         let path = dir.path.join(version.to_string());
         let model_file =
             (config.platform != ENSEMBLE_PLATFORM).then(|| path.join(model_filename(&config)));
-        if let Some(file) = &model_file {
-            if CHECKED_BACKENDS.contains(&config.backend.as_str()) && !file.exists() {
-                errors.push(ConfigError::field(
-                    "default_model_filename",
-                    format!(
-                        "version {version} has no model file: {} does not exist (set \
-                         'default_model_filename' if the file has another name)",
-                        file.display()
-                    ),
-                ));
-            }
+        if let Some(file) = &model_file
+            && CHECKED_BACKENDS.contains(&config.backend.as_str())
+            && !file.exists()
+        {
+            errors.push(ConfigError::field(
+                "default_model_filename",
+                format!(
+                    "version {version} has no model file: {} does not exist (set \
+                     'default_model_filename' if the file has another name)",
+                    file.display()
+                ),
+            ));
         }
         versions.push(VersionSpec {
             version,

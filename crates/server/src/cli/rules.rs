@@ -1,0 +1,100 @@
+//! `tritonserver`'s rules applied after parsing: derived values and
+//! rejected combinations.
+
+use clap::error::ErrorKind;
+
+use super::options::ServerOptions;
+use super::values::ModelControlMode;
+
+impl ServerOptions {
+    /// Applies `tritonserver`'s post-parse rules.
+    pub(super) fn finish(&mut self) {
+        let repository = &mut self.repository;
+        repository
+            .model_repository
+            .sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+        repository.model_repository.dedup();
+        repository.load_model.sort();
+        repository.load_model.dedup();
+        repository.model_load_thread_count = repository.model_load_thread_count.max(1);
+        if repository.disable_auto_complete_config {
+            repository.strict_model_config = true;
+        }
+        if self.grpc.grpc_use_ssl_mutual {
+            self.grpc.grpc_use_ssl = true;
+        }
+        let metrics = &mut self.metrics;
+        metrics.allow_gpu_metrics &= metrics.allow_metrics;
+        metrics.allow_cpu_metrics &= metrics.allow_metrics;
+        if !self.passed.contains("metrics-address") {
+            metrics.metrics_address = self.http.http_address.clone();
+        }
+    }
+
+    /// Rejects combinations that `tritonserver` rejects.
+    pub(super) fn check(&self) -> Result<(), (ErrorKind, String)> {
+        let repository = &self.repository;
+        if repository.model_repository.is_empty() {
+            let message = "--model-repository must be specified".to_string();
+            return Err((ErrorKind::MissingRequiredArgument, message));
+        }
+        let conflict = |message: &str| Err((ErrorKind::ArgumentConflict, message.to_string()));
+        if !repository.load_model.is_empty()
+            && repository.model_control_mode != ModelControlMode::Explicit
+        {
+            return conflict("use of '--load-model' requires '--model-control-mode=explicit'");
+        }
+        if repository.load_model.len() > 1 && repository.load_model.iter().any(|m| m == "*") {
+            return conflict(
+                "wildcard model name '*' must be the ONLY --load-model if given at all",
+            );
+        }
+        if !self.cache.cache_config.is_empty() && self.cache.response_cache_byte_size.is_some() {
+            return conflict(
+                "--response-cache-byte-size and --cache-config are incompatible: give one or the other",
+            );
+        }
+        self.check_ports()
+            .map_err(|message| (ErrorKind::ArgumentConflict, message))
+    }
+
+    /// No two enabled endpoints on the same address and (non-zero) port.
+    fn check_ports(&self) -> Result<(), String> {
+        let endpoints = [
+            (
+                "HTTP",
+                self.http.allow_http,
+                &self.http.http_address,
+                self.http.http_port,
+            ),
+            (
+                "GRPC",
+                self.grpc.allow_grpc,
+                &self.grpc.grpc_address,
+                self.grpc.grpc_port,
+            ),
+            (
+                "metrics",
+                self.metrics.allow_metrics,
+                &self.metrics.metrics_address,
+                self.metrics.metrics_port,
+            ),
+        ];
+        let enabled: Vec<(&str, &String, u16)> = endpoints
+            .into_iter()
+            .filter(|&(_, allowed, _, port)| allowed && port != 0)
+            .map(|(name, _, address, port)| (name, address, port))
+            .collect();
+        for (i, &(name, address, port)) in enabled.iter().enumerate() {
+            let clash = enabled[i + 1..]
+                .iter()
+                .find(|&&(_, a, p)| (a, p) == (address, port));
+            if let Some((other, ..)) = clash {
+                return Err(format!(
+                    "the server cannot listen to {name} requests and {other} requests at the same address and port {address}:{port}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

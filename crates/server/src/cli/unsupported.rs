@@ -1,0 +1,146 @@
+//! Flags oxiserve accepts but does not act on yet, and deprecated flags.
+
+use clap::ValueEnum;
+
+use super::options::ServerOptions;
+use super::values::{RateLimitMode, TraceConfig, TraceLevel};
+
+/// Whether the options' value of a flag asks for its feature.
+type AsksForFeature = fn(&ServerOptions) -> bool;
+
+/// The flags of features oxiserve does not implement yet: the one list to
+/// shrink as features land. A flag given on the command line is reported
+/// when its value asks for the feature; a value that turns the feature off
+/// (`--allow-sagemaker=false`, `--rate-limit=off`, ...) is fine.
+const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
+    ("model-config-name", |o| {
+        o.repository
+            .model_config_name
+            .as_ref()
+            .is_some_and(|n| !n.is_empty())
+    }),
+    ("model-load-retry-count", |o| {
+        o.repository.model_load_retry_count > 0
+    }),
+    ("model-namespacing", |o| o.repository.model_namespacing),
+    ("enable-peer-access", |o| o.repository.enable_peer_access),
+    ("reuse-http-port", |o| o.http.reuse_http_port),
+    ("http-header-forward-pattern", |o| {
+        o.http.http_header_forward_pattern.is_some()
+    }),
+    ("http-restricted-api", always),
+    ("reuse-grpc-port", |o| o.grpc.reuse_grpc_port),
+    ("grpc-header-forward-pattern", |o| {
+        o.grpc.grpc_header_forward_pattern.is_some()
+    }),
+    ("grpc-infer-allocation-pool-size", always),
+    ("grpc-use-ssl", |o| o.grpc.grpc_use_ssl),
+    ("grpc-use-ssl-mutual", |o| o.grpc.grpc_use_ssl_mutual),
+    ("grpc-server-cert", always),
+    ("grpc-server-key", always),
+    ("grpc-root-cert", always),
+    ("grpc-http2-max-pings-without-data", always),
+    ("grpc-http2-min-recv-ping-interval-without-data", always),
+    ("grpc-http2-max-ping-strikes", always),
+    ("grpc-max-connection-age", always),
+    ("grpc-max-connection-age-grace", always),
+    ("grpc-restricted-protocol", always),
+    ("allow-sagemaker", |o| o.sagemaker.allow_sagemaker),
+    ("sagemaker-port", always),
+    ("sagemaker-safe-port-range", always),
+    ("sagemaker-thread-count", always),
+    ("allow-vertex-ai", |o| o.vertex_ai.allow_vertex_ai),
+    ("vertex-ai-port", always),
+    ("vertex-ai-thread-count", always),
+    ("vertex-ai-default-model", always),
+    ("trace-config", |o| {
+        !o.trace.trace_config.iter().all(turns_tracing_off)
+    }),
+    ("trace-file", always),
+    ("trace-level", |o| {
+        o.trace.trace_level.iter().any(|l| *l != TraceLevel::Off)
+    }),
+    ("trace-rate", always),
+    ("trace-count", always),
+    ("trace-log-frequency", always),
+    ("cache-config", always),
+    ("cache-directory", always),
+    ("response-cache-byte-size", always),
+    ("repoagent-directory", always),
+    ("rate-limit", |o| {
+        o.rate_limiter.rate_limit != RateLimitMode::Off
+    }),
+    ("rate-limit-resource", always),
+    ("pinned-memory-pool-byte-size", |o| {
+        o.memory.pinned_memory_pool_byte_size > 0
+    }),
+    ("cuda-memory-pool-byte-size", |o| {
+        o.memory
+            .cuda_memory_pool_byte_size
+            .iter()
+            .any(|p| p.value > 0)
+    }),
+    ("cuda-virtual-address-size", always),
+    ("min-supported-compute-capability", always),
+    ("buffer-manager-thread-count", |o| {
+        o.memory.buffer_manager_thread_count > 0
+    }),
+    ("host-policy", always),
+    ("model-load-gpu-limit", always),
+];
+
+/// Deprecated flags and what replaces them.
+const DEPRECATED: &[(&str, &str)] = &[
+    ("strict-model-config", "--disable-auto-complete-config"),
+    (
+        "response-cache-byte-size",
+        "--cache-config=local,size=<bytes>",
+    ),
+    ("trace-file", "--trace-config=triton,file=<path>"),
+    ("trace-level", "--trace-config=level=<level>"),
+    ("trace-rate", "--trace-config=rate=<rate>"),
+    ("trace-count", "--trace-config=count=<count>"),
+    (
+        "trace-log-frequency",
+        "--trace-config=triton,log-frequency=<n>",
+    ),
+];
+
+fn always(_: &ServerOptions) -> bool {
+    true
+}
+
+fn turns_tracing_off(config: &TraceConfig) -> bool {
+    config.mode.is_none()
+        && config.setting == "level"
+        && TraceLevel::from_str(&config.value, true).is_ok_and(|level| level == TraceLevel::Off)
+}
+
+impl ServerOptions {
+    /// One line per flag given on the command line whose feature oxiserve
+    /// does not implement yet, e.g. `--grpc-use-ssl: not supported yet (ignored)`.
+    pub fn unsupported_options(&self) -> Vec<String> {
+        NOT_YET_SUPPORTED
+            .iter()
+            .filter(|(flag, asks)| self.was_passed(flag) && asks(self))
+            .map(|(flag, _)| format!("--{flag}: not supported yet (ignored)"))
+            .collect()
+    }
+
+    /// One line per deprecated flag given on the command line.
+    pub fn deprecation_warnings(&self) -> Vec<String> {
+        DEPRECATED
+            .iter()
+            .filter(|(flag, _)| self.was_passed(flag))
+            .map(|(flag, instead)| format!("--{flag} is deprecated; use {instead} instead"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+pub(super) fn flags_in_tables() -> impl Iterator<Item = &'static str> {
+    NOT_YET_SUPPORTED
+        .iter()
+        .map(|(flag, _)| *flag)
+        .chain(DEPRECATED.iter().map(|(flag, _)| *flag))
+}

@@ -1,0 +1,20 @@
+//! `oxiserve`: a Triton-compatible inference server. Takes `tritonserver`'s
+//! command line; `oxiserve validate DIR...` checks repositories without serving.
+
+mod cli;
+mod logging;
+mod model_table;
+mod serve;
+mod validate;
+
+use std::process::ExitCode;
+
+use cli::Command;
+
+fn main() -> ExitCode {
+    match cli::parse_args(std::env::args_os()) {
+        Ok(Command::Serve(options)) => serve::run(&options),
+        Ok(Command::Validate { repositories }) => validate::run(&repositories),
+        Err(e) => e.exit(),
+    }
+}

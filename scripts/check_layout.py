@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Checks the workspace against DESIGN.md's layout: crates depend one way
+(types <- proto <- config <- backend <- core <- {http, grpc} <- server), backend
+crates see only types, proto, config and backend, and the core and everything
+below it name no HTTP or gRPC framework. Exits 1 and says what is wrong."""
+
+import json
+import subprocess
+import sys
+
+# Workspace crate -> the workspace crates it may depend on.
+ALLOWED = {
+    "oxiserve-types": set(),
+    "oxiserve-proto": {"oxiserve-types"},
+    "oxiserve-config": {"oxiserve-types", "oxiserve-proto"},
+    "oxiserve-backend": {"oxiserve-types", "oxiserve-proto", "oxiserve-config"},
+    "oxiserve-core": {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend"},
+}
+ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
+ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
+# Backends (backends/*) see the contract only.
+BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
+# Crates that must stay free of protocol frameworks.
+PROTOCOL_FREE = {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core"}
+FRAMEWORKS = {"axum", "hyper", "tonic", "tower-http"}
+
+
+def main() -> int:
+    meta = json.loads(
+        subprocess.check_output(["cargo", "metadata", "--format-version", "1", "--no-deps"])
+    )
+    members = {p["name"]: p for p in meta["packages"]}
+    problems = []
+    for name, package in sorted(members.items()):
+        deps = {d["name"] for d in package["dependencies"] if d.get("kind") in (None, "build")}
+        internal = deps & set(members)
+        if "/backends/" in package["manifest_path"]:
+            allowed = BACKEND_ALLOWED
+        else:
+            allowed = ALLOWED.get(name)
+        if allowed is not None:
+            for dep in sorted(internal - allowed):
+                problems.append(f"{name} must not depend on {dep} (DESIGN.md rule 1)")
+        if name in PROTOCOL_FREE:
+            for dep in sorted(deps & FRAMEWORKS):
+                problems.append(f"{name} must not depend on {dep}: the core knows no protocol")
+    for problem in problems:
+        print(f"layout: {problem}")
+    if not problems:
+        print(f"layout: {len(members)} crates follow DESIGN.md's dependency direction")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

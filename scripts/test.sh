@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every check and test of oxiserve: formatting, the crate layout
+# (DESIGN.md), clippy with warnings as errors, and all Rust tests, which
+# include end-to-end tests of the real binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo fmt --all -- --check
+python3 scripts/check_layout.py
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
