@@ -4,44 +4,40 @@ use oxiserve_proto::inference::{ModelVersionPolicy, model_version_policy::Policy
 
 use crate::error::ConfigError;
 
-/// The version number of a version folder name, as Triton reads it: a positive
-/// decimal number without a leading zero; any other name is not a version.
+/// The version number of a version folder name, as Triton reads it: a decimal
+/// number without leading zeros ("0" itself is version 0); any other name is
+/// not a version.
 pub fn parse_version_folder(name: &str) -> Option<i64> {
-    if name.is_empty() || name.starts_with('0') || !name.bytes().all(|b| b.is_ascii_digit()) {
+    let leading_zero = name.len() > 1 && name.starts_with('0');
+    if name.is_empty() || leading_zero || !name.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     name.parse().ok()
 }
 
-/// The versions to serve, ascending, from the versions `available` on disk.
+/// The versions to serve, ascending, from the versions `available` on disk,
+/// and the versions a `specific` policy names that have no folder (Triton
+/// reports those and serves the others).
 pub fn select_versions(
     policy: &ModelVersionPolicy,
     available: &[i64],
-) -> Result<Vec<i64>, ConfigError> {
+) -> Result<(Vec<i64>, Vec<i64>), ConfigError> {
     let mut sorted = available.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
+    let mut missing = Vec::new();
     let chosen = match &policy.policy_choice {
         Some(PolicyChoice::All(_)) => sorted,
         Some(PolicyChoice::Specific(specific)) => {
             let mut wanted = specific.versions.clone();
             wanted.sort_unstable();
             wanted.dedup();
-            let missing: Vec<String> = wanted
+            missing = wanted
                 .iter()
+                .copied()
                 .filter(|v| !sorted.contains(v))
-                .map(ToString::to_string)
                 .collect();
-            if !missing.is_empty() {
-                return Err(ConfigError::field(
-                    "version_policy.specific.versions",
-                    format!(
-                        "version(s) {} are required by the version policy but have no version folder (found: {})",
-                        missing.join(", "),
-                        list(&sorted)
-                    ),
-                ));
-            }
+            wanted.retain(|v| sorted.contains(v));
             wanted
         }
         Some(PolicyChoice::Latest(latest)) => {
@@ -54,13 +50,13 @@ pub fn select_versions(
         return Err(ConfigError::field(
             "version_policy",
             format!(
-                "no version to serve: the model folder has no version folder (a positive number such as '1') \
+                "no version to serve: the model folder has no version folder (a number such as '1') \
                  that the version policy selects (found: {})",
                 list(available)
             ),
         ));
     }
-    Ok(chosen)
+    Ok((chosen, missing))
 }
 
 fn list(versions: &[i64]) -> String {
@@ -90,8 +86,9 @@ mod tests {
     fn folder_names() {
         assert_eq!(parse_version_folder("1"), Some(1));
         assert_eq!(parse_version_folder("42"), Some(42));
+        assert_eq!(parse_version_folder("0"), Some(0));
         for bad in [
-            "0",
+            "00",
             "01",
             "-1",
             "v1",
@@ -107,21 +104,28 @@ mod tests {
     #[test]
     fn latest_takes_numerically_greatest() {
         let p = policy(PolicyChoice::Latest(Latest { num_versions: 2 }));
-        assert_eq!(select_versions(&p, &[1, 10, 2, 3]).unwrap(), [3, 10]);
+        assert_eq!(select_versions(&p, &[1, 10, 2, 3]).unwrap().0, [3, 10]);
         let p = policy(PolicyChoice::Latest(Latest { num_versions: 5 }));
-        assert_eq!(select_versions(&p, &[2, 1]).unwrap(), [1, 2]);
+        assert_eq!(select_versions(&p, &[2, 1]).unwrap().0, [1, 2]);
     }
 
     #[test]
     fn all_and_specific() {
         let all = policy(PolicyChoice::All(All {}));
-        assert_eq!(select_versions(&all, &[3, 1, 2]).unwrap(), [1, 2, 3]);
+        assert_eq!(select_versions(&all, &[3, 1, 2]).unwrap().0, [1, 2, 3]);
         let specific = policy(PolicyChoice::Specific(Specific {
             versions: vec![3, 1],
         }));
-        assert_eq!(select_versions(&specific, &[1, 2, 3]).unwrap(), [1, 3]);
-        let err = select_versions(&specific, &[1, 2]).unwrap_err();
-        assert!(err.message.contains("version(s) 3 are required"), "{err}");
+        assert_eq!(
+            select_versions(&specific, &[1, 2, 3]).unwrap(),
+            (vec![1, 3], vec![])
+        );
+        assert_eq!(
+            select_versions(&specific, &[1, 2]).unwrap(),
+            (vec![1], vec![3])
+        );
+        let err = select_versions(&specific, &[2]).unwrap_err();
+        assert!(err.message.contains("no version to serve"), "{err}");
     }
 
     #[test]

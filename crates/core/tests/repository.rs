@@ -50,8 +50,8 @@ fn version_folders_and_policies() {
         ("a/1/model.py", ""),
         ("a/3/model.py", ""),
         ("a/10/model.py", ""),
-        ("a/0/model.py", ""),
         ("a/01/model.py", ""),
+        ("a/00/model.py", ""),
         ("a/v2/model.py", ""),
         ("a/notes.txt", ""),
         (
@@ -77,14 +77,37 @@ fn version_folders_and_policies() {
     let got = summary(&scan_all(&[dir.path()], &ScanOptions::default()));
     assert_eq!(got[0], ("a".into(), Ok(vec![10])));
     assert_eq!(got[1], ("b".into(), Ok(vec![1, 2])));
-    let (name, Err(message)) = &got[2] else {
+    // A specific version without a folder is reported and the others serve, as in Triton.
+    assert_eq!(got[2], ("c".into(), Ok(vec![1])));
+    assert_eq!(got[3], ("d".into(), Ok(vec![2, 5])));
+}
+
+#[test]
+fn version_zero_is_a_version() {
+    let dir = repo(&[
+        (
+            "z/config.pbtxt",
+            "backend: \"python\"\nversion_policy: { all { } }",
+        ),
+        ("z/0/model.py", ""),
+        ("z/2/model.py", ""),
+    ]);
+    assert_eq!(
+        summary(&scan_all(&[dir.path()], &ScanOptions::default())),
+        [("z".into(), Ok(vec![0, 2]))]
+    );
+    let dir = repo(&[
+        (
+            "c/config.pbtxt",
+            "backend: \"python\"\nversion_policy: { specific { versions: [ 3 ] } }",
+        ),
+        ("c/1/model.py", ""),
+    ]);
+    let got = summary(&scan_all(&[dir.path()], &ScanOptions::default()));
+    let Err(message) = &got[0].1 else {
         panic!("{got:?}")
     };
-    assert_eq!(name, "c");
-    assert!(message.ends_with(
-        "c/config.pbtxt:2:30: version_policy.specific.versions: version(s) 3 are required by the version policy but have no version folder (found: 1, 2)"
-    ), "{message}");
-    assert_eq!(got[3], ("d".into(), Ok(vec![2, 5])));
+    assert!(message.ends_with("c/config.pbtxt:2:1: version_policy: no version to serve: the model folder has no version folder (a number such as '1') that the version policy selects (found: 1)"), "{message}");
 }
 
 #[test]

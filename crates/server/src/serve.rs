@@ -16,6 +16,46 @@ use crate::{
 /// Server version reported in the options table.
 const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Flags whose features this build does not have yet (no endpoints, no
+/// backends, no polling): each one given is reported, never ignored in silence.
+const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
+    ("http-port", "no HTTP endpoint yet"),
+    ("http-address", "no HTTP endpoint yet"),
+    ("http-thread-count", "no HTTP endpoint yet"),
+    ("allow-http", "no HTTP endpoint yet"),
+    ("grpc-port", "no gRPC endpoint yet"),
+    ("grpc-address", "no gRPC endpoint yet"),
+    ("allow-grpc", "no gRPC endpoint yet"),
+    ("grpc-keepalive-time", "no gRPC endpoint yet"),
+    ("grpc-keepalive-timeout", "no gRPC endpoint yet"),
+    (
+        "grpc-keepalive-permit-without-calls",
+        "no gRPC endpoint yet",
+    ),
+    (
+        "grpc-infer-response-compression-level",
+        "no gRPC endpoint yet",
+    ),
+    ("metrics-port", "no metrics endpoint yet"),
+    ("metrics-address", "no metrics endpoint yet"),
+    ("metrics-interval-ms", "no metrics endpoint yet"),
+    ("allow-metrics", "no metrics endpoint yet"),
+    ("allow-cpu-metrics", "no metrics endpoint yet"),
+    ("allow-gpu-metrics", "no metrics endpoint yet"),
+    ("strict-readiness", "no readiness endpoint yet"),
+    ("exit-timeout-secs", "no requests to drain yet"),
+    ("backend-directory", "no backends yet"),
+    ("backend-config", "no backends yet"),
+    (
+        "model-load-thread-count",
+        "models are read one after another",
+    ),
+    (
+        "repository-poll-secs",
+        "the repository is read once at start-up",
+    ),
+];
+
 /// Runs the server until it is stopped; returns the process exit status.
 pub fn run(options: &ServerOptions) -> ExitCode {
     if let Err(e) = logging::init(&options.logging) {
@@ -29,7 +69,18 @@ pub fn run(options: &ServerOptions) -> ExitCode {
     {
         log::warn!("{warning}");
     }
+    for (flag, why) in INACTIVE_IN_THIS_BUILD
+        .iter()
+        .filter(|(flag, _)| options.was_passed(flag))
+    {
+        log::warn!("--{flag}: no effect in this build ({why})");
+    }
     let repository = &options.repository;
+    if repository.model_control_mode == ModelControlMode::Poll {
+        log::warn!(
+            "--model-control-mode=poll: the repository is read once at start-up; polling is not supported yet"
+        );
+    }
     let only = match repository.model_control_mode {
         ModelControlMode::Explicit => Some(repository.load_model.clone()),
         ModelControlMode::None | ModelControlMode::Poll => None,

@@ -85,7 +85,13 @@ fn validate_the_example_repository() {
 #[test]
 fn start_up_prints_the_model_and_option_tables() {
     let repo = repository();
-    let out = oxiserve(&["--model-repository", &path(&repo), "--grpc-use-ssl=true"]);
+    let out = oxiserve(&[
+        "--model-repository",
+        &path(&repo),
+        "--grpc-use-ssl=true",
+        "--http-port",
+        "9000",
+    ]);
     let all = text(&out);
     // Triton exits when a model fails and --exit-on-error is true (the default).
     assert_eq!(out.status.code(), Some(1), "{all}");
@@ -107,6 +113,10 @@ fn start_up_prints_the_model_and_option_tables() {
     );
     assert!(
         all.contains("--grpc-use-ssl: not supported yet (ignored)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("--http-port: no effect in this build (no HTTP endpoint yet)"),
         "{all}"
     );
     assert!(

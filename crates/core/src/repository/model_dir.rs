@@ -47,6 +47,10 @@ pub struct ModelSpec {
 
 const CONFIG_FILE: &str = "config.pbtxt";
 
+/// Folders of a model that hold data, not versions (warmup inputs, initial
+/// sequence state, alternative configs).
+const SKIPPED_FOLDERS: &[&str] = &["warmup", "initial_state", "configs"];
+
 /// Backends whose model file the core checks before loading; others (custom
 /// backends) look for their own files.
 const CHECKED_BACKENDS: &[&str] = &[
@@ -84,7 +88,13 @@ pub fn read_model(
     };
     let config = complete_config(parsed.config.clone(), &folder).map_err(locate)?;
     let policy = config.version_policy.clone().unwrap_or_default();
-    let chosen = select_versions(&policy, &available).map_err(|e| locate(vec![e]))?;
+    let (chosen, missing) = select_versions(&policy, &available).map_err(|e| locate(vec![e]))?;
+    for version in missing {
+        log::error!(
+            "version {version} is specified for model '{}', but the version directory is not present",
+            dir.name
+        );
+    }
     let mut errors = check_label_files(dir, &config);
     let mut versions = Vec::new();
     for version in chosen {
@@ -154,8 +164,11 @@ fn version_folders(model_path: &Path) -> Result<Vec<i64>, ConfigError> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let version = parse_version_folder(&name);
-            if version.is_none() {
-                log::debug!("ignoring '{}': not a version folder", e.path().display());
+            if version.is_none() && !SKIPPED_FOLDERS.contains(&name.as_str()) {
+                log::warn!(
+                    "ignoring folder '{}': not a version number",
+                    e.path().display()
+                );
             }
             version
         })
