@@ -8,4 +8,8 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 python3 scripts/check_layout.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
+# One closing line for the whole run (cargo's last line is the doc tests').
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "rust: %d passed, %d failed\n", passed, failed }' "$log"
