@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# HTTP benchmark of the identity model (KServe v2 JSON over HTTP/1.1, wrk) against:
+#   ceiling  - bench/ceiling: bare axum server that only parses the JSON and echoes it back
+#   oxiserve - target/release/oxiserve serving an identity-backend model
+#   triton   - real Triton (/work/shared/tools/real-triton.sh) serving a Python identity model
+# Each target in turn: build, start, wait for readiness, check one answer, warm up, then wrk
+# at each concurrency RUNS times; finally bench/results/http_identity.md gets medians and ratios.
+#
+#   TARGETS="ceiling oxiserve triton" RUNS=3 DURATION=10s bench/http_identity.sh
+#
+# A target that fails to build or start is reported in the results, not fatal.
+# Ports: 18300 (ceiling), 18310-18312 (oxiserve), 18320-18322 (triton).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS=${TARGETS:-ceiling oxiserve triton}
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-3s}
+CONCURRENCY=${CONCURRENCY:-1 8 64}
+READY_TIMEOUT=${READY_TIMEOUT:-300}
+RESULTS=${RESULTS:-bench/results/http_identity.md}
+export BODY_FILE=bench/wrk/identity_fp32_1x16.json
+LUA=bench/wrk/post_json.lua
+TRITON_SH=/work/shared/tools/real-triton.sh
+declare -A PORT=([ceiling]=18300 [oxiserve]=18310 [triton]=18320)
+declare -A STATUS=() CMD=() VERSION=()
+
+WORK=$(mktemp -d -t http-identity-bench.XXXXXX)
+SERVER_PID=
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+trap 'stop_server; rm -rf "$WORK"' EXIT
+log() { echo "[bench] $*" >&2; }
+
+# --- model repositories: the same config, backend "identity" or "python" -----------------
+make_repo() { # DIR BACKEND
+  mkdir -p "$1/identity/1"
+  cat >"$1/identity/config.pbtxt" <<EOF
+name: "identity"
+backend: "$2"
+max_batch_size: 8
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+EOF
+}
+make_repo "$WORK/repo-oxiserve" identity
+make_repo "$WORK/repo-triton" python
+cat >"$WORK/repo-triton/identity/1/model.py" <<'EOF'
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [
+            pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(
+                "OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
+            for r in requests
+        ]
+EOF
+
+command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
+
+# --- per-target build, start command, readiness -------------------------------------------
+build() { # TARGET
+  case $1 in
+    ceiling) cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml ;;
+    oxiserve) cargo build --release --locked --bin oxiserve ;;
+    triton) [ -f "$TRITON_SH" ] ;;
+  esac
+}
+set_cmd() { # TARGET: the server command line, in CMD[TARGET]
+  local p=${PORT[$1]} ports="--http-port=${PORT[$1]} --grpc-port=$((PORT[$1] + 1)) --metrics-port=$((PORT[$1] + 2))"
+  case $1 in
+    ceiling) CMD[$1]="bench/ceiling/target/release/ceiling --port $p" ;;
+    oxiserve) CMD[$1]="target/release/oxiserve --model-repository=$WORK/repo-oxiserve $ports" ;;
+    triton) CMD[$1]="bash $TRITON_SH --model-repository=$WORK/repo-triton $ports" ;;
+  esac
+}
+wait_ready() { # TARGET: 200 on /v2/health/ready (the ceiling: any HTTP answer), then one right answer
+  local base="http://127.0.0.1:${PORT[$1]}" code deadline=$((SECONDS + READY_TIMEOUT))
+  while :; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "exited before ready"; return 1; }
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/health/ready" || true)
+    [ "$code" = 200 ] || { [ "$1" = ceiling ] && [ "$code" != 000 ]; } && break
+    [ $SECONDS -lt $deadline ] || { echo "not ready after ${READY_TIMEOUT}s"; return 1; }
+    sleep 0.5
+  done
+  curl -s -X POST -H 'Content-Type: application/json' --data-binary "@$BODY_FILE" \
+    "$base/v2/models/identity/infer" >"$WORK/answer.json" || true
+  python3 - "$BODY_FILE" "$WORK/answer.json" <<'EOF' || { echo "wrong answer: $(head -c 300 "$WORK/answer.json")"; return 1; }
+import json, sys
+req, ans = (json.load(open(p)) for p in sys.argv[1:])
+out = ans["outputs"][0]
+assert out["name"] == "OUTPUT0" and out["shape"] == [1, 16] and out["datatype"] == "FP32"
+assert [float(x) for x in out["data"]] == req["inputs"][0]["data"]
+EOF
+}
+
+# --- benchmark ------------------------------------------------------------------------------
+echo -e "target\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx" >"$WORK/runs.tsv"
+wrk_cmd() { # CONNS PORT DURATION
+  echo "wrk -t$(($1 < 2 ? $1 : 2)) -c$1 -d$3 -s $LUA http://127.0.0.1:$2/v2/models/identity/infer"
+}
+for t in $TARGETS; do
+  [ -n "${PORT[$t]:-}" ] || { log "unknown target '$t'"; exit 2; }
+  set_cmd "$t"
+  log "$t: prepare"
+  if ! build "$t" >"$WORK/$t.build.log" 2>&1; then
+    STATUS[$t]="build failed: $(tail -n 3 "$WORK/$t.build.log" | tr '\n' ' ')"; log "${STATUS[$t]}"; continue
+  fi
+  log "$t: ${CMD[$t]}"
+  ${CMD[$t]} >"$WORK/$t.log" 2>&1 &
+  SERVER_PID=$!
+  if ! why=$(wait_ready "$t"); then
+    STATUS[$t]="failed to start ($why); server log: $(grep -v '^[|+]' "$WORK/$t.log" | tail -n 3 | tr '\n' ' ')"
+    log "${STATUS[$t]}"; stop_server; continue
+  fi
+  VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
+  max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+  log "$t: warm-up ($WARMUP at $max_conns connections)"
+  $(wrk_cmd "$max_conns" "${PORT[$t]}" "$WARMUP") >/dev/null
+  STATUS[$t]=ok
+  for c in $CONCURRENCY; do
+    for r in $(seq "$RUNS"); do
+      out=$($(wrk_cmd "$c" "${PORT[$t]}" "$DURATION") | grep '^RESULT ' || true)
+      [ -n "$out" ] || { STATUS[$t]="ok, except: wrk gave no result at $c connections, run $r"; continue; }
+      log "$t c=$c run $r: $out"
+      for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
+      echo -e "$t\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx" >>"$WORK/runs.tsv"
+    done
+  done
+  stop_server
+done
+
+# --- report ---------------------------------------------------------------------------------
+median() { # TARGET CONNS COLUMN -> median over runs, or empty
+  awk -F'\t' -v t="$1" -v c="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $1 == t && $2 == c { print $col[k] }' "$WORK/runs.tsv" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+total() { awk -F'\t' -v t="$1" -v c="$2" '$1 == t && $2 == c { n += $8 + $9 } END { print n + 0 }' "$WORK/runs.tsv"; }
+ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "–"; }
+goal() { # LABEL VALUE LIMIT OP(ge|le)
+  [ "$2" != "–" ] || { echo "- $1: not measured"; return; }
+  awk -v v="$2" -v l="$3" -v op="$4" -v label="$1" 'BEGIN { ok = op == "ge" ? v >= l : v <= l
+    printf "- %s: %s (%s %s) -> **%s**\n", label, v, op == "ge" ? ">=" : "<=", l, ok ? "met" : "NOT met" }'
+}
+declare -A RPS=() P50=()
+for t in ceiling oxiserve triton; do
+  for c in $CONCURRENCY; do RPS[$t/$c]=$(median "$t" "$c" rps); P50[$t/$c]=$(median "$t" "$c" p50_us); done
+done
+lo=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | head -n 1)
+hi=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+complete=yes
+for t in ceiling oxiserve triton; do [[ ${STATUS[$t]:-} == ok* ]] || complete=no; done
+
+mkdir -p "$(dirname "$RESULTS")"
+{
+  echo "# HTTP benchmark: identity model, KServe v2 JSON"
+  echo
+  if [ $complete = no ]; then
+    echo "**Partial run** (TARGETS=\"$TARGETS\"): see *Targets* for the targets not measured."
+    echo
+  fi
+  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers and wrk share the CPUs, nothing pinned"
+  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up; wrk threads = min(connections, 2); keep-alive; one request body for all: \`$BODY_FILE\` (FP32 [1,16])"
+  echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)'), Triton ${VERSION[triton]:-?} (Python backend), ceiling axum $(awk '/^name = "axum"/ { getline; print $3 }' bench/ceiling/Cargo.lock | tr -d '"')"
+  echo
+  echo "## Commands"
+  echo
+  echo '```sh'
+  echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION bench/http_identity.sh"
+  echo "# builds"
+  echo "cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml"
+  echo "cargo build --release --locked --bin oxiserve"
+  echo "# servers, one at a time (REPO_*: temporary model repositories, see below)"
+  for t in ceiling oxiserve triton; do
+    set_cmd "$t"; echo "${CMD[$t]}" | sed "s|$WORK/repo-oxiserve|\$REPO_OXISERVE|; s|$WORK/repo-triton|\$REPO_TRITON|"
+  done
+  echo "# load: port P = ${PORT[ceiling]}, ${PORT[oxiserve]}, ${PORT[triton]}; connections C = $CONCURRENCY; warm-up first: the same at C = $hi for $WARMUP"
+  echo "BODY_FILE=$BODY_FILE wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION -s $LUA http://127.0.0.1:\$P/v2/models/identity/infer"
+  echo '```'
+  echo
+  echo "Model \`identity\` (\$REPO_OXISERVE with \`backend: \"identity\"\`, \$REPO_TRITON with \`backend: \"python\"\` and a \`1/model.py\` that returns INPUT0 as OUTPUT0 through \`pb_utils\`):"
+  echo
+  echo '```'
+  sed 's/"python"/"python"  # "identity" for oxiserve/' "$WORK/repo-triton/identity/config.pbtxt"
+  echo '```'
+  echo
+  echo "## Results (medians of $RUNS runs)"
+  echo
+  echo "| target | connections | req/s | p50 µs | p99 µs | errors + non-2xx (all runs) |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  for t in ceiling oxiserve triton; do
+    [[ ${STATUS[$t]:-} == ok* ]] || continue
+    for c in $CONCURRENCY; do
+      echo "| $t | $c | ${RPS[$t/$c]} | ${P50[$t/$c]} | $(median "$t" "$c" p99_us) | $(total "$t" "$c") |"
+    done
+  done
+  echo
+  echo "## Ratios"
+  echo
+  echo "| connections | req/s oxiserve/Triton | req/s oxiserve/ceiling | req/s Triton/ceiling | p50 oxiserve/Triton | p50 oxiserve/ceiling | p50 Triton/ceiling |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  for c in $CONCURRENCY; do
+    echo "| $c | $(ratio "${RPS[oxiserve/$c]}" "${RPS[triton/$c]}") | $(ratio "${RPS[oxiserve/$c]}" "${RPS[ceiling/$c]}") | $(ratio "${RPS[triton/$c]}" "${RPS[ceiling/$c]}") | $(ratio "${P50[oxiserve/$c]}" "${P50[triton/$c]}") | $(ratio "${P50[oxiserve/$c]}" "${P50[ceiling/$c]}") | $(ratio "${P50[triton/$c]}" "${P50[ceiling/$c]}") |"
+  done
+  echo
+  echo "## Goal"
+  echo
+  goal "oxiserve req/s at $hi connections / ceiling" "$(ratio "${RPS[oxiserve/$hi]}" "${RPS[ceiling/$hi]}")" 0.80 ge
+  goal "oxiserve p50 at $lo connection / ceiling" "$(ratio "${P50[oxiserve/$lo]}" "${P50[ceiling/$lo]}")" 1.50 le
+  echo
+  echo "## Targets"
+  echo
+  for t in ceiling oxiserve triton; do echo "- $t: ${STATUS[$t]:-not run (not in TARGETS)}"; done
+  echo
+  echo "## All runs"
+  echo
+  echo "| target | connections | run | req/s | p50 µs | p90 µs | p99 µs | errors | non-2xx |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  tail -n +2 "$WORK/runs.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+} >"$RESULTS"
+log "wrote $RESULTS"

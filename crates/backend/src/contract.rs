@@ -1,0 +1,64 @@
+//! The traits: Backend -> Model -> ModelInstance.
+
+use std::{path::PathBuf, sync::Arc};
+
+use oxiserve_proto::ModelConfig;
+use oxiserve_types::Result;
+
+use crate::{BackendRequest, ComputeTiming};
+
+/// A kind of model (`backend: "identity"` in config.pbtxt). Shared by every
+/// model it loads.
+pub trait Backend: Send + Sync {
+    /// The name `config.pbtxt` uses in `backend: "..."`.
+    fn name(&self) -> &str;
+
+    /// Loads one version of a model.
+    fn load(&self, model: &ModelContext) -> Result<Arc<dyn Model>>;
+}
+
+/// What a backend knows about the model version it loads.
+#[derive(Debug, Clone)]
+pub struct ModelContext {
+    pub name: String,
+    pub version: i64,
+    /// The complete, normalized configuration.
+    pub config: Arc<ModelConfig>,
+    /// The model's folder in the repository (`<repo>/<name>`).
+    pub model_path: PathBuf,
+    /// The version's folder (`<repo>/<name>/<version>`).
+    pub version_path: PathBuf,
+}
+
+/// One loaded model version; creates its instances.
+pub trait Model: Send + Sync {
+    /// Creates an instance; called on the instance's own thread.
+    fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>>;
+}
+
+/// Where an instance runs (`instance_group.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstanceKind {
+    Cpu,
+    Gpu,
+    Model,
+}
+
+/// What an instance is told about itself.
+#[derive(Debug, Clone)]
+pub struct InstanceContext {
+    /// Triton's instance name: `<group name>_<index>`, e.g. `identity_0_1`.
+    pub name: String,
+    pub kind: InstanceKind,
+    /// The GPU for `KIND_GPU`, else 0.
+    pub device_id: i32,
+}
+
+/// One instance of a model, run on one thread; never shared between threads
+/// at the same time, so it may hold mutable state (a session, a subprocess).
+pub trait ModelInstance: Send {
+    /// Runs a batch. Every request must be answered through its sink, with a
+    /// final flag last (dropping a sink answers with an error). The instance
+    /// marks where its computation starts and ends on `timing`.
+    fn execute(&mut self, requests: Vec<BackendRequest>, timing: &mut ComputeTiming);
+}

@@ -1,0 +1,19 @@
+//! The one contract every oxiserve backend implements.
+//!
+//! A [`Backend`] (identity, onnxruntime, python, ...) loads a [`Model`] for one
+//! version of a model; the model creates one [`ModelInstance`] per instance of
+//! its `instance_group`. The core runs each instance on its own OS thread and
+//! hands it batches of [`BackendRequest`]s; the instance answers each request
+//! through its [`ResponseSink`], once, or several times for decoupled models,
+//! ending with a final flag.
+
+mod contract;
+mod request;
+mod sink;
+pub mod testing;
+mod timing;
+
+pub use contract::{Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance};
+pub use request::BackendRequest;
+pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
+pub use timing::ComputeTiming;

@@ -1,0 +1,37 @@
+//! A request as an instance receives it.
+
+use oxiserve_types::{InferRequest, Tensor};
+
+use crate::ResponseSink;
+
+/// A validated request: inputs already checked against the model's
+/// configuration (and reshaped as it says), the outputs to produce resolved,
+/// and the sink to answer through.
+#[derive(Debug)]
+pub struct BackendRequest {
+    pub request: InferRequest,
+    /// Names of the outputs to produce: those asked for, or all of them.
+    pub requested_outputs: Vec<String>,
+    pub sink: ResponseSink,
+}
+
+impl BackendRequest {
+    /// The input called `name`.
+    pub fn input(&self, name: &str) -> Option<&Tensor> {
+        self.request.input(name)
+    }
+
+    /// Whether the output `name` should be produced.
+    pub fn wants_output(&self, name: &str) -> bool {
+        self.requested_outputs.iter().any(|o| o == name)
+    }
+
+    /// The batch size: the first dimension of the first input, or 1.
+    pub fn batch_size(&self) -> usize {
+        self.request
+            .inputs
+            .first()
+            .and_then(|t| t.batch_size())
+            .unwrap_or(1)
+    }
+}

@@ -1,0 +1,133 @@
+//! How an instance answers a request: zero or more responses, then a final flag.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
+
+use oxiserve_types::{Error, Parameters, Result, Tensor};
+
+/// The outputs of one response.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BackendResponse {
+    pub outputs: Vec<Tensor>,
+    pub parameters: Parameters,
+}
+
+impl BackendResponse {
+    /// A response with these outputs.
+    pub fn new(outputs: Vec<Tensor>) -> Self {
+        Self {
+            outputs,
+            parameters: Parameters::new(),
+        }
+    }
+}
+
+/// One event on a sink: a response or error, or none, and whether it is the last.
+#[derive(Debug)]
+pub struct ResponseEvent {
+    pub response: Option<Result<BackendResponse>>,
+    pub is_final: bool,
+}
+
+/// Where a sink's events go; the core implements it.
+pub trait ResponseTarget: Send {
+    /// Receives one event. Called at most once with `is_final` set, and never after.
+    fn deliver(&mut self, event: ResponseEvent);
+}
+
+/// Set when the client went away or the deadline passed.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// Marks the request cancelled.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The answering end of one request. Dropped without a final event, it
+/// answers with an internal error so that no client ever waits forever.
+pub struct ResponseSink {
+    target: Option<Box<dyn ResponseTarget>>,
+    cancel: CancelFlag,
+}
+
+impl std::fmt::Debug for ResponseSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseSink")
+            .field("finished", &self.target.is_none())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+impl ResponseSink {
+    /// A sink delivering to `target`.
+    pub fn new(target: Box<dyn ResponseTarget>, cancel: CancelFlag) -> Self {
+        Self {
+            target: Some(target),
+            cancel,
+        }
+    }
+
+    /// Sends a response (or error); `is_final` closes the sink. Sends after the
+    /// final one are refused with an error.
+    pub fn send(&mut self, response: Result<BackendResponse>, is_final: bool) -> Result<()> {
+        self.deliver(Some(response), is_final)
+    }
+
+    /// Sends the one and only response.
+    pub fn respond(mut self, response: Result<BackendResponse>) {
+        let _ = self.send(response, true);
+    }
+
+    /// Closes the sink with no further response (a decoupled model's
+    /// `TRITONSERVER_RESPONSE_COMPLETE_FINAL` alone).
+    pub fn finish(mut self) {
+        let _ = self.deliver(None, true);
+    }
+
+    /// Whether the final event was sent.
+    pub fn is_finished(&self) -> bool {
+        self.target.is_none()
+    }
+
+    /// Whether the client cancelled the request; work for it may stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn deliver(&mut self, response: Option<Result<BackendResponse>>, is_final: bool) -> Result<()> {
+        let Some(target) = self.target.as_mut() else {
+            return Err(Error::invalid_arg(
+                "a final response was already sent for this request",
+            ));
+        };
+        target.deliver(ResponseEvent { response, is_final });
+        if is_final {
+            self.target = None;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ResponseSink {
+    fn drop(&mut self) {
+        if let Some(mut target) = self.target.take() {
+            target.deliver(ResponseEvent {
+                response: Some(Err(Error::internal(
+                    "the model returned without answering this request",
+                ))),
+                is_final: true,
+            });
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! One request's way through the core: validation, the response stream the
+//! frontend reads, and the classification extension.
+
+mod output_shaping;
+mod stream;
+pub(crate) mod validate;
+
+pub(crate) use output_shaping::{OutputInfo, OutputShaping};
+pub use stream::{ResponseStream, StreamEvent};
+pub(crate) use stream::{StreamTarget, response_channel};

@@ -1,0 +1,201 @@
+//! One loaded model version: its backend model, its instance runners, its
+//! scheduler and its statistics.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use oxiserve_backend::{
+    Backend, BackendRequest, CancelFlag, InstanceContext, InstanceKind, ModelContext, ResponseSink,
+};
+use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
+use oxiserve_types::{InferRequest, Result};
+
+use crate::{
+    infer::{
+        OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
+        validate::validate,
+    },
+    scheduler::{DefaultScheduler, InstanceRunner, Job, RunnerSpec},
+    stats::{ModelStatistics, RequestRecord, StatsCollector},
+};
+
+/// A model version that is ready to serve.
+#[derive(Debug)]
+pub struct LoadedModel {
+    name: Arc<str>,
+    version: i64,
+    config: Arc<ModelConfig>,
+    stats: Arc<StatsCollector>,
+    outputs: Arc<OutputInfo>,
+    scheduler: DefaultScheduler,
+    runners: Mutex<Vec<InstanceRunner>>,
+}
+
+impl LoadedModel {
+    /// Loads `context`'s model with `backend` and starts its instances.
+    pub(crate) fn load(backend: &dyn Backend, context: ModelContext) -> Result<Self> {
+        let outputs = Arc::new(OutputInfo::load(&context)?);
+        let model = backend.load(&context)?;
+        let stats = Arc::new(StatsCollector::default());
+        let scheduler = DefaultScheduler::new();
+        let label = format!("{} (version {})", context.name, context.version);
+        let mut runners = Vec::new();
+        for instance in instances(&context.config) {
+            let spec = RunnerSpec {
+                model: model.clone(),
+                instance,
+                source: scheduler.source(),
+                stats: stats.clone(),
+                label: label.clone(),
+            };
+            match InstanceRunner::start(spec) {
+                Ok(runner) => runners.push(runner),
+                Err(e) => {
+                    scheduler.stop();
+                    runners.into_iter().for_each(InstanceRunner::join);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Self {
+            name: context.name.as_str().into(),
+            version: context.version,
+            config: context.config,
+            stats,
+            outputs,
+            scheduler,
+            runners: Mutex::new(runners),
+        })
+    }
+
+    /// The model's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The version number.
+    pub fn version(&self) -> i64 {
+        self.version
+    }
+
+    /// The complete configuration.
+    pub fn config(&self) -> &Arc<ModelConfig> {
+        &self.config
+    }
+
+    /// Whether the model may send any number of responses per request.
+    pub fn is_decoupled(&self) -> bool {
+        self.config
+            .model_transaction_policy
+            .as_ref()
+            .is_some_and(|p| p.decoupled)
+    }
+
+    /// Requests queued and not yet executing.
+    pub fn pending_requests(&self) -> usize {
+        self.scheduler.pending()
+    }
+
+    /// The statistics so far.
+    pub fn statistics(&self) -> ModelStatistics {
+        self.stats.snapshot(&self.name, self.version)
+    }
+
+    /// Validates and queues `request`; its responses come on the returned stream.
+    pub(crate) fn infer(&self, request: InferRequest, arrival: Instant) -> Result<ResponseStream> {
+        let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
+        let classifications: Vec<(String, u32)> = request
+            .outputs
+            .iter()
+            .filter(|o| o.class_count > 0)
+            .map(|o| (o.name.clone(), o.class_count))
+            .collect();
+        let request_id = request.id.clone();
+        let valid = match validate(&self.config, request) {
+            Ok(valid) => valid,
+            Err(e) => {
+                record.finished(false);
+                return Err(e);
+            }
+        };
+        let cancel = CancelFlag::default();
+        let (stream, tx) = response_channel(cancel.clone());
+        let target = StreamTarget {
+            tx,
+            record: record.clone(),
+            shaping: OutputShaping {
+                model_name: self.name.clone(),
+                model_version: self.version,
+                request_id,
+                info: self.outputs.clone(),
+                classifications,
+            },
+            failed: false,
+        };
+        let job = Job {
+            request: BackendRequest {
+                request: valid.request,
+                requested_outputs: valid.requested_outputs,
+                sink: ResponseSink::new(Box::new(target), cancel),
+            },
+            record,
+            batch_size: valid.batch_size,
+            enqueued: Instant::now(),
+        };
+        self.scheduler.enqueue(job)?;
+        Ok(stream)
+    }
+
+    /// Stops accepting requests, lets the queued ones finish, and waits for
+    /// the instance threads to end.
+    pub(crate) fn shutdown(&self) {
+        self.scheduler.stop();
+        let runners = std::mem::take(&mut *self.runners.lock().unwrap());
+        runners.into_iter().for_each(InstanceRunner::join);
+    }
+}
+
+impl Drop for LoadedModel {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Every instance of the configuration's instance groups, named as Triton
+/// names them: `<group name>_<index>`.
+fn instances(config: &ModelConfig) -> Vec<InstanceContext> {
+    let mut instances = Vec::new();
+    for group in &config.instance_group {
+        let kind = match Kind::try_from(group.kind) {
+            Ok(Kind::Gpu) => InstanceKind::Gpu,
+            Ok(Kind::Model) => InstanceKind::Model,
+            _ => InstanceKind::Cpu,
+        };
+        let devices: Vec<i32> = if kind == InstanceKind::Gpu && !group.gpus.is_empty() {
+            group.gpus.clone()
+        } else {
+            vec![0]
+        };
+        let mut index = 0;
+        for device_id in devices {
+            for _ in 0..group.count.max(1) {
+                index += 1;
+                instances.push(InstanceContext {
+                    name: format!("{}_{}", group.name, index - 1),
+                    kind,
+                    device_id,
+                });
+            }
+        }
+    }
+    if instances.is_empty() {
+        instances.push(InstanceContext {
+            name: format!("{}_0", config.name),
+            kind: InstanceKind::Cpu,
+            device_id: 0,
+        });
+    }
+    instances
+}

@@ -1,0 +1,11 @@
+//! Models: one loaded version ([`LoadedModel`]) and the table of every
+//! model's versions and states ([`ModelTable`]).
+
+mod loaded;
+mod metadata;
+mod table;
+
+pub use loaded::LoadedModel;
+pub use metadata::{ModelMetadata, TensorMetadata};
+pub use table::{ModelState, VersionStatus};
+pub(crate) use table::{ModelEntry, ModelTable, VersionSlot};

@@ -1,0 +1,134 @@
+//! Every model the server knows, with each version's state.
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    sync::{Arc, RwLock},
+};
+
+use oxiserve_proto::ModelConfig;
+
+use super::LoadedModel;
+
+/// A model version's state, in Triton's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelState {
+    Loading,
+    Ready,
+    Unloading,
+    Unavailable,
+}
+
+impl fmt::Display for ModelState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ModelState::Loading => "LOADING",
+            ModelState::Ready => "READY",
+            ModelState::Unloading => "UNLOADING",
+            ModelState::Unavailable => "UNAVAILABLE",
+        })
+    }
+}
+
+/// One version's state and why it is in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionStatus {
+    pub version: i64,
+    pub state: ModelState,
+    /// Empty when ready; otherwise what went wrong or why it was unloaded.
+    pub reason: String,
+}
+
+/// One version of a model: its status, and the model while it is loaded.
+#[derive(Debug, Clone)]
+pub(crate) struct VersionSlot {
+    pub status: VersionStatus,
+    pub model: Option<Arc<LoadedModel>>,
+}
+
+/// One model: its versions, and the configuration of its last load.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModelEntry {
+    pub versions: BTreeMap<i64, VersionSlot>,
+    pub config: Option<Arc<ModelConfig>>,
+    /// Why the model has no versions at all (its configuration is invalid, its
+    /// folder is missing, it was unloaded).
+    pub failure: Option<String>,
+}
+
+impl ModelEntry {
+    /// The ready version `version`, or the highest ready version.
+    pub fn ready(&self, version: Option<i64>) -> Option<&Arc<LoadedModel>> {
+        match version {
+            Some(v) => self.versions.get(&v)?.model.as_ref(),
+            None => self.versions.values().rev().find_map(|s| s.model.as_ref()),
+        }
+    }
+
+    /// Every loaded version.
+    pub fn loaded(&self) -> impl Iterator<Item = &Arc<LoadedModel>> {
+        self.versions.values().filter_map(|s| s.model.as_ref())
+    }
+
+    /// A model that failed or was unloaded keeps its statuses, without models.
+    pub fn unavailable(&self, reason: &str) -> ModelEntry {
+        let versions = self
+            .versions
+            .iter()
+            .map(|(&v, _)| {
+                let status = VersionStatus {
+                    version: v,
+                    state: ModelState::Unavailable,
+                    reason: reason.to_string(),
+                };
+                (v, VersionSlot { status, model: None })
+            })
+            .collect();
+        ModelEntry {
+            versions,
+            config: self.config.clone(),
+            failure: self.versions.is_empty().then(|| reason.to_string()),
+        }
+    }
+}
+
+/// The table of models, read on every request, written on load and unload.
+#[derive(Debug, Default)]
+pub(crate) struct ModelTable {
+    entries: RwLock<BTreeMap<String, ModelEntry>>,
+}
+
+impl ModelTable {
+    /// Reads the table.
+    pub fn read<T>(&self, f: impl FnOnce(&BTreeMap<String, ModelEntry>) -> T) -> T {
+        f(&self.entries.read().unwrap())
+    }
+
+    /// Replaces a model's entry; returns the previous one.
+    pub fn replace(&self, name: &str, entry: ModelEntry) -> Option<ModelEntry> {
+        self.entries.write().unwrap().insert(name.to_string(), entry)
+    }
+
+    /// The entry of `name`, cloned.
+    pub fn get(&self, name: &str) -> Option<ModelEntry> {
+        self.entries.read().unwrap().get(name).cloned()
+    }
+
+    /// Sets one version's status while it loads or unloads.
+    pub fn set_status(&self, name: &str, status: VersionStatus) {
+        let mut entries = self.entries.write().unwrap();
+        let entry = entries.entry(name.to_string()).or_default();
+        let model = entry
+            .versions
+            .get(&status.version)
+            .and_then(|s| s.model.clone());
+        entry
+            .versions
+            .insert(status.version, VersionSlot { status, model });
+    }
+
+    /// Takes every entry out, for shutdown.
+    pub fn take_all(&self) -> BTreeMap<String, ModelEntry> {
+        std::mem::take(&mut *self.entries.write().unwrap())
+    }
+}

@@ -1,0 +1,73 @@
+//! The default scheduler: one shared queue; each free instance takes the next
+//! request and executes it alone.
+
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use crossbeam_channel::{Receiver, Sender};
+use oxiserve_types::{Error, Result};
+
+use super::{BatchSource, Job};
+
+/// The queue's sending side, shared by all requests of one model version.
+#[derive(Debug)]
+pub(crate) struct DefaultScheduler {
+    tx: Mutex<Option<Sender<Job>>>,
+    rx: Receiver<Job>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl DefaultScheduler {
+    pub fn new() -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Self {
+            tx: Mutex::new(Some(tx)),
+            rx,
+            pending: Arc::default(),
+        }
+    }
+
+    /// Queues a request; refused once the scheduler stopped.
+    pub fn enqueue(&self, job: Job) -> Result<()> {
+        let tx = self.tx.lock().unwrap().clone();
+        let tx = tx.ok_or_else(|| Error::unavailable("the model is unloading"))?;
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        tx.send(job).map_err(|_| {
+            self.pending.fetch_sub(1, Ordering::Relaxed);
+            Error::unavailable("the model is unloading")
+        })
+    }
+
+    /// Requests queued and not yet taken by an instance.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    /// Accepts no more requests; instances finish what is queued, then stop.
+    pub fn stop(&self) {
+        self.tx.lock().unwrap().take();
+    }
+
+    /// A source for one more instance runner.
+    pub fn source(&self) -> Box<dyn BatchSource> {
+        Box::new(QueueSource {
+            rx: self.rx.clone(),
+            pending: self.pending.clone(),
+        })
+    }
+}
+
+struct QueueSource {
+    rx: Receiver<Job>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl BatchSource for QueueSource {
+    fn next_batch(&mut self) -> Option<Vec<Job>> {
+        let job = self.rx.recv().ok()?;
+        self.pending.fetch_sub(1, Ordering::Relaxed);
+        Some(vec![job])
+    }
+}

@@ -1,0 +1,125 @@
+//! The composition root: the server's models, how requests reach them, and
+//! how they are loaded and unloaded. Frontends (HTTP, gRPC) call only this.
+
+mod lifecycle;
+mod lookup;
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
+
+use oxiserve_types::{InferRequest, Result};
+
+pub use lifecycle::{IndexEntry, LoadOutcome};
+
+use crate::{BackendRegistry, infer::ResponseStream, model::ModelTable};
+
+/// How the server manages its model repository (`--model-control-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModelControlMode {
+    /// Load everything at start-up; refuse load and unload requests.
+    #[default]
+    None,
+    /// Like `None`, and rescan periodically.
+    Poll,
+    /// Load only what is asked for, at start-up and through the API.
+    Explicit,
+}
+
+/// The server's settings.
+#[derive(Debug, Clone, Default)]
+pub struct ServerConfig {
+    pub repositories: Vec<PathBuf>,
+    pub control_mode: ModelControlMode,
+    /// `--load-model` names for explicit mode (`*` = all).
+    pub startup_models: Vec<String>,
+    /// `--strict-model-config=false` allows configurations to be completed.
+    pub auto_complete: bool,
+    /// Ready only while every model is ready (`--strict-readiness`).
+    pub strict_readiness: bool,
+    /// GPU ids this server can use.
+    pub gpus: Vec<i32>,
+}
+
+/// A running inference server core, shared by its frontends.
+#[derive(Debug, Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: ServerConfig,
+    backends: BackendRegistry,
+    models: ModelTable,
+    live: AtomicBool,
+    /// Serializes loads and unloads.
+    lifecycle: std::sync::Mutex<()>,
+}
+
+impl Server {
+    /// A server with no model loaded yet; see [`Server::load_startup_models`].
+    pub fn new(config: ServerConfig, backends: BackendRegistry) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                backends,
+                models: ModelTable::default(),
+                live: AtomicBool::new(true),
+                lifecycle: Default::default(),
+            }),
+        }
+    }
+
+    /// The server's settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Whether the server is up (`/v2/health/live`).
+    pub fn is_live(&self) -> bool {
+        self.inner.live.load(Ordering::Relaxed)
+    }
+
+    /// Whether the server takes requests (`/v2/health/ready`): live, and with
+    /// strict readiness, every model it tried to load is ready.
+    pub fn is_ready(&self) -> bool {
+        if !self.is_live() {
+            return false;
+        }
+        if !self.inner.config.strict_readiness {
+            return true;
+        }
+        self.inner.models.read(|models| {
+            models.values().all(|entry| {
+                entry
+                    .versions
+                    .values()
+                    .all(|slot| slot.model.is_some() || slot.status.reason.starts_with("unloaded"))
+            })
+        })
+    }
+
+    /// Sends `request` to its model; the responses come on the stream.
+    pub fn infer(&self, request: InferRequest) -> Result<ResponseStream> {
+        let arrival = Instant::now();
+        let model = self.model(&request.model_name, request.model_version)?;
+        model.infer(request, arrival)
+    }
+
+    /// Stops serving: no longer live or ready; every model unloads after its
+    /// queued requests finish.
+    pub fn shutdown(&self) {
+        self.inner.live.store(false, Ordering::Relaxed);
+        for (_, entry) in self.inner.models.take_all() {
+            for model in entry.loaded() {
+                model.shutdown();
+            }
+        }
+    }
+}

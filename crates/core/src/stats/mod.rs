@@ -1,0 +1,140 @@
+//! Per-model-version statistics, counted as Triton counts them: per request
+//! (success/fail, queue, compute_input/infer/output), per execution
+//! (inference_count vs execution_count) and per batch size.
+
+mod record;
+
+use std::{
+    collections::BTreeMap,
+    sync::Mutex,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+pub(crate) use record::{ExecutionTimes, RequestRecord};
+
+/// A count and the total time of what was counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StatDuration {
+    pub count: u64,
+    pub ns: u64,
+}
+
+impl StatDuration {
+    fn add(&mut self, d: Duration) {
+        self.count += 1;
+        self.ns += u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    }
+}
+
+/// Per-request statistics (Triton's `InferStatistics`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct InferStatistics {
+    pub success: StatDuration,
+    pub fail: StatDuration,
+    pub queue: StatDuration,
+    pub compute_input: StatDuration,
+    pub compute_infer: StatDuration,
+    pub compute_output: StatDuration,
+    pub cache_hit: StatDuration,
+    pub cache_miss: StatDuration,
+}
+
+/// Executions of one batch size (Triton's `InferBatchStatistics`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BatchStatistics {
+    pub batch_size: u64,
+    pub compute_input: StatDuration,
+    pub compute_infer: StatDuration,
+    pub compute_output: StatDuration,
+}
+
+/// A snapshot of one model version's statistics.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ModelStatistics {
+    pub name: String,
+    pub version: i64,
+    /// Milliseconds since the epoch of the last completed request; 0 if none.
+    pub last_inference: u64,
+    /// Inferences performed: a request of batch size 4 counts 4.
+    pub inference_count: u64,
+    /// Model executions: a batch of several requests counts once.
+    pub execution_count: u64,
+    pub inference_stats: InferStatistics,
+    pub batch_stats: Vec<BatchStatistics>,
+}
+
+/// Collects one model version's statistics; shared by its requests and runners.
+#[derive(Debug, Default)]
+pub struct StatsCollector {
+    inner: Mutex<Counters>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    last_inference: u64,
+    inference_count: u64,
+    execution_count: u64,
+    infer: InferStatistics,
+    batches: BTreeMap<u64, BatchStatistics>,
+}
+
+impl StatsCollector {
+    /// Records a request that succeeded.
+    pub(crate) fn record_success(&self, total: Duration, times: &ExecutionTimes) {
+        let mut c = self.inner.lock().unwrap();
+        c.last_inference = now_ms();
+        c.infer.success.add(total);
+        c.infer.queue.add(times.queue);
+        c.infer.compute_input.add(times.compute_input);
+        c.infer.compute_infer.add(times.compute_infer);
+        c.infer.compute_output.add(times.compute_output);
+    }
+
+    /// Records a request that failed, at whatever stage.
+    pub(crate) fn record_failure(&self, total: Duration) {
+        let mut c = self.inner.lock().unwrap();
+        c.last_inference = now_ms();
+        c.infer.fail.add(total);
+    }
+
+    /// Records one execution of `batch_size` inferences.
+    pub(crate) fn record_execution(&self, batch_size: u64, times: &ExecutionTimes) {
+        let mut c = self.inner.lock().unwrap();
+        c.inference_count += batch_size;
+        c.execution_count += 1;
+        let batch = c
+            .batches
+            .entry(batch_size)
+            .or_insert_with(|| BatchStatistics {
+                batch_size,
+                ..Default::default()
+            });
+        batch.compute_input.add(times.compute_input);
+        batch.compute_infer.add(times.compute_infer);
+        batch.compute_output.add(times.compute_output);
+    }
+
+    /// The statistics so far, labelled with the model's name and version.
+    pub fn snapshot(&self, name: &str, version: i64) -> ModelStatistics {
+        let c = self.inner.lock().unwrap();
+        ModelStatistics {
+            name: name.to_string(),
+            version,
+            last_inference: c.last_inference,
+            inference_count: c.inference_count,
+            execution_count: c.execution_count,
+            inference_stats: c.infer.clone(),
+            batch_stats: c.batches.values().cloned().collect(),
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests;

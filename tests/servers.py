@@ -1,0 +1,179 @@
+"""Starts and stops the server under test: oxiserve or, for reference, real Triton.
+
+`OXI_TARGET` picks it: "oxiserve" (the default) or "triton". oxiserve binds
+port 0 and reports the real port in Triton's "Started HTTPService at" line;
+real Triton gets free ports picked in 18200-18299.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TARGET = os.environ.get("OXI_TARGET", "oxiserve")
+REAL_TRITON = Path(
+    os.environ.get("REAL_TRITON", REPO_ROOT.parent / "shared/tools/real-triton.sh")
+)
+# Real Triton's first run installs it (real-triton.sh), so it gets longer.
+START_TIMEOUT_S = float(os.environ.get("OXI_START_TIMEOUT", 180 if TARGET == "triton" else 30))
+STARTED = re.compile(r"Started HTTPService at [^\s:]+:(\d+)")
+TRITON_PORTS = range(18200, 18300)
+
+if TARGET not in ("oxiserve", "triton"):
+    raise RuntimeError(f"OXI_TARGET must be 'oxiserve' or 'triton', not {TARGET!r}")
+
+
+def oxiserve_bin():
+    return Path(os.environ.get("OXISERVE_BIN", REPO_ROOT / "target/debug/oxiserve"))
+
+
+def _port_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+_next_port = [TRITON_PORTS.start]
+
+
+def _triton_ports():
+    """Three consecutive free ports (HTTP, gRPC, metrics) in our range."""
+    while _next_port[0] + 2 < TRITON_PORTS.stop:
+        base = _next_port[0]
+        _next_port[0] += 3
+        if all(_port_free(base + i) for i in range(3)):
+            return base
+    _next_port[0] = TRITON_PORTS.start
+    raise RuntimeError("no three free ports left in 18200-18299")
+
+
+def command(repo, flags=()):
+    """The command line that serves `repo` with `flags` on the target."""
+    repo = f"--model-repository={repo}"
+    if TARGET == "triton":
+        base = _triton_ports()
+        ports = [
+            f"--http-port={base}",
+            f"--grpc-port={base + 1}",
+            f"--metrics-port={base + 2}",
+        ]
+        return ["bash", str(REAL_TRITON), repo, *ports, *flags]
+    binary = oxiserve_bin()
+    if not binary.is_file():
+        pytest.fail(
+            f"oxiserve binary not found at {binary}: build it with `cargo build` "
+            "or set OXISERVE_BIN (or run against Triton with OXI_TARGET=triton)",
+            pytrace=False,
+        )
+    ports = ["--http-port=0", "--grpc-port=0", "--metrics-port=0"]
+    return [str(binary), repo, *ports, *flags]
+
+
+def run_to_exit(repo, flags=(), timeout=60):
+    """Runs a server expected to stop by itself: (exit status, output).
+
+    A server still running after `timeout` seconds is killed; status is None.
+    """
+    proc = subprocess.Popen(
+        command(repo, flags),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        status = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, _ = proc.communicate()
+        status = None
+    try:
+        os.killpg(proc.pid, 9)  # Python backend stubs it may have left
+    except ProcessLookupError:
+        pass
+    return status, out.decode("utf-8", "replace")
+
+
+class Server:
+    """A running server process; `url` is "127.0.0.1:PORT" for tritonclient."""
+
+    def __init__(self, repo, flags=()):
+        self.repo = Path(repo)
+        self.lines = []
+        self._lock = threading.Lock()
+        self._started = threading.Event()
+        self.port = None
+        self.proc = None
+        self._start(list(flags))
+
+    def _start(self, flags):
+        self.proc = subprocess.Popen(
+            command(self.repo, flags),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._drain, daemon=True).start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._started.wait(0.05):
+            if self.proc.poll() is not None:
+                time.sleep(0.2)  # let the drain thread read the last lines
+                self._fail(f"exited with status {self.proc.returncode} before serving")
+            if time.monotonic() > deadline:
+                self._fail(f'printed no "Started HTTPService at" line in {START_TIMEOUT_S:.0f} s')
+        self.url = f"127.0.0.1:{self.port}"
+
+    def _drain(self):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            with self._lock:
+                self.lines.append(line)
+            match = STARTED.search(line)
+            if match and not self._started.is_set():
+                self.port = int(match.group(1))
+                self._started.set()
+
+    def output(self):
+        with self._lock:
+            return "\n".join(self.lines)
+
+    def _fail(self, why):
+        self.stop()
+        cmd = " ".join(self.proc.args)
+        pytest.fail(
+            f"{TARGET} {why}\ncommand: {cmd}\n--- output ---\n{self.output()}",
+            pytrace=False,
+        )
+
+    def stop(self):
+        """SIGTERM, then SIGKILL to the process group after 15 s."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                pass
+        try:  # the server and anything it left behind (Python backend stubs)
+            os.killpg(self.proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
