@@ -24,7 +24,7 @@ export BODY_FILE=bench/wrk/identity_fp32_1x16.json
 LUA=bench/wrk/post_json.lua
 TRITON_SH=/work/shared/tools/real-triton.sh
 declare -A PORT=([ceiling]=18300 [oxiserve]=18310 [triton]=18320)
-declare -A STATUS=() CMD=() VERSION=()
+declare -A STATUS=() CMD=() VERSION=() LOAD=()
 
 WORK=$(mktemp -d -t http-identity-bench.XXXXXX)
 SERVER_PID=
@@ -111,7 +111,8 @@ wrk_cmd() { # CONNS PORT DURATION
 for t in $TARGETS; do
   [ -n "${PORT[$t]:-}" ] || { log "unknown target '$t'"; exit 2; }
   set_cmd "$t"
-  log "$t: prepare"
+  LOAD[$t]=$(cut -d' ' -f1-3 /proc/loadavg)
+  log "$t: prepare (load average ${LOAD[$t]})"
   if ! build "$t" >"$WORK/$t.build.log" 2>&1; then
     STATUS[$t]="build failed: $(tail -n 3 "$WORK/$t.build.log" | tr '\n' ' ')"; log "${STATUS[$t]}"; continue
   fi
@@ -221,7 +222,9 @@ mkdir -p "$(dirname "$RESULTS")"
   echo
   echo "## Targets"
   echo
-  for t in ceiling oxiserve triton; do echo "- $t: ${STATUS[$t]:-not run (not in TARGETS)}"; done
+  for t in ceiling oxiserve triton; do
+    echo "- $t: ${STATUS[$t]:-not run (not in TARGETS)}${LOAD[$t]:+ (load average 1/5/15 min before it: ${LOAD[$t]})}"
+  done
   echo
   echo "## All runs"
   echo

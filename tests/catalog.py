@@ -92,7 +92,7 @@ def main_models():
                  extra_config="version_policy: { all { } }")
     )
     specs.append(identity("stats_model", "INT32"))
-    specs.append(identity("stats_all", "INT32"))
+    specs.append(identity("stats_idle", "INT32"))
     specs.append(
         identity("concurrent", "INT32", max_batch_size=16, execute_delay_ms=2,
                  extra_config="dynamic_batching { }")

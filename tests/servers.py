@@ -42,6 +42,14 @@ def _port_free(port):
     return True
 
 
+def _accepts(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 _next_port = [TRITON_PORTS.start]
 
 
@@ -132,6 +140,11 @@ class Server:
                 self._fail(f"exited with status {self.proc.returncode} before serving")
             if time.monotonic() > deadline:
                 self._fail(f'printed no "Started HTTPService at" line in {START_TIMEOUT_S:.0f} s')
+        # Triton prints the line a moment before its socket accepts connections.
+        while not _accepts(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self._fail(f"printed the Started line but port {self.port} refuses connections")
+            time.sleep(0.05)
         self.url = f"127.0.0.1:{self.port}"
 
     def _drain(self):

@@ -13,5 +13,8 @@ mod stats;
 pub use backends::BackendRegistry;
 pub use infer::{ResponseStream, StreamEvent};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
-pub use server::{IndexEntry, LoadOutcome, ModelControlMode, Server, ServerConfig};
+pub use server::{
+    IndexEntry, LoadOutcome, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Server,
+    ServerConfig,
+};
 pub use stats::{BatchStatistics, InferStatistics, ModelStatistics, StatDuration};

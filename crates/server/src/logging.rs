@@ -5,55 +5,69 @@
 use std::{
     fs::{File, OpenOptions},
     io::{self, Write},
-    sync::Mutex,
+    path::Path,
+    sync::{Arc, RwLock},
     time::{SystemTime, UNIX_EPOCH},
 };
 
+use oxiserve_core::{LogControl, LogSettings, LogSettingsUpdate};
+use oxiserve_types::{Error, Result};
+
 use crate::cli::{options::LoggingOptions, values::LogFormat};
 
+/// The process's logger; its settings can change while it runs.
 struct Logger {
-    options: LoggingOptions,
-    file: Option<Mutex<File>>,
+    state: Arc<RwLock<LogState>>,
 }
 
-/// Installs the process-wide logger. Fails when the log file cannot be opened.
-pub fn init(options: &LoggingOptions) -> io::Result<()> {
-    let file = match &options.log_file {
-        Some(path) => Some(Mutex::new(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("cannot open --log-file {}: {e}", path.display()),
-                    )
-                })?,
-        )),
-        None => None,
-    };
-    let logger = Logger {
+#[derive(Debug)]
+struct LogState {
+    options: LoggingOptions,
+    file: Option<File>,
+}
+
+/// Reads and changes the log settings at run time (the logging extension).
+#[derive(Debug, Clone)]
+pub struct LogHandle {
+    state: Arc<RwLock<LogState>>,
+}
+
+fn open(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot open log file {}: {e}", path.display())))
+}
+
+/// Installs the logger for the whole process.
+pub fn init(options: &LoggingOptions) -> io::Result<LogHandle> {
+    let file = options.log_file.as_deref().map(open).transpose()?;
+    let state = Arc::new(RwLock::new(LogState {
         options: options.clone(),
         file,
-    };
+    }));
     log::set_max_level(options.max_level());
-    log::set_boxed_logger(Box::new(logger)).map_err(io::Error::other)
+    log::set_boxed_logger(Box::new(Logger {
+        state: state.clone(),
+    }))
+    .map_err(io::Error::other)?;
+    Ok(LogHandle { state })
 }
 
 impl log::Log for Logger {
     fn enabled(&self, metadata: &log::Metadata) -> bool {
-        self.options.enabled(metadata.level())
+        self.state.read().unwrap_or_else(|e| e.into_inner()).options.enabled(metadata.level())
     }
 
     fn log(&self, record: &log::Record) {
-        if !self.enabled(record.metadata()) {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        if !state.options.enabled(record.level()) {
             return;
         }
-        let line = format_line(self.options.log_format, record, SystemTime::now());
-        match &self.file {
-            Some(file) => {
-                let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let line = format_line(state.options.log_format, record, SystemTime::now());
+        match state.file.as_ref() {
+            Some(mut file) => {
                 let _ = file.write_all(line.as_bytes());
             }
             None => {
@@ -63,9 +77,66 @@ impl log::Log for Logger {
     }
 
     fn flush(&self) {
-        if let Some(file) = &self.file {
-            let _ = file.lock().unwrap_or_else(|e| e.into_inner()).flush();
+        if let Some(mut file) = self.state.read().unwrap_or_else(|e| e.into_inner()).file.as_ref() {
+            let _ = file.flush();
         }
+    }
+}
+
+impl LogControl for LogHandle {
+    fn settings(&self) -> LogSettings {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let o = &state.options;
+        LogSettings {
+            log_file: o.log_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            log_info: o.log_info,
+            log_warning: o.log_warning,
+            log_error: o.log_error,
+            log_verbose_level: o.log_verbose,
+            log_format: match o.log_format {
+                LogFormat::Default => "default",
+                LogFormat::Iso8601 => "ISO8601",
+            }
+            .to_string(),
+        }
+    }
+
+    fn update(&self, update: LogSettingsUpdate) -> Result<LogSettings> {
+        let mut options = self.state.read().unwrap_or_else(|e| e.into_inner()).options.clone();
+        let format = match update.log_format.as_deref() {
+            None => options.log_format,
+            Some("default") => LogFormat::Default,
+            Some("ISO8601") => LogFormat::Iso8601,
+            Some(other) => {
+                return Err(Error::unavailable(format!(
+                    "invalid argument for --log_format, got: {other}"
+                )));
+            }
+        };
+        options.log_format = format;
+        options.log_info = update.log_info.unwrap_or(options.log_info);
+        options.log_warning = update.log_warning.unwrap_or(options.log_warning);
+        options.log_error = update.log_error.unwrap_or(options.log_error);
+        options.log_verbose = update.log_verbose_level.unwrap_or(options.log_verbose);
+        let mut new_file = None;
+        if let Some(path) = update.log_file {
+            if path.is_empty() {
+                options.log_file = None;
+            } else {
+                let path = std::path::PathBuf::from(path);
+                new_file = Some(open(&path).map_err(|e| Error::invalid_arg(e.to_string()))?);
+                options.log_file = Some(path);
+            }
+        }
+        {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            if new_file.is_some() || options.log_file.is_none() {
+                state.file = new_file;
+            }
+            state.options = options.clone();
+        }
+        log::set_max_level(options.max_level());
+        Ok(self.settings())
     }
 }
 

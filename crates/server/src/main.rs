@@ -2,9 +2,11 @@
 //! command line; `oxiserve validate DIR...` checks repositories without serving.
 
 mod cli;
+mod endpoints;
 mod logging;
 mod model_table;
 mod serve;
+mod server_config;
 mod validate;
 
 use std::process::ExitCode;

@@ -7,9 +7,7 @@ use oxiserve_proto::{
     ModelConfig,
     inference::{ModelInput, ModelTensorReshape},
 };
-use oxiserve_types::{
-    DataType, Error, InferRequest, Result, Tensor, bytes_elements, element_count, format_shape,
-};
+use oxiserve_types::{DataType, Error, InferRequest, Result, Tensor, element_count, format_shape};
 
 /// A request that passed validation.
 #[derive(Debug)]
@@ -21,9 +19,11 @@ pub(crate) struct ValidRequest {
     pub batch_size: u64,
 }
 
-/// Validates `request` for the model `config`; errors name the tensor and the model.
+/// Validates `request` for the model `config`, in the order Triton checks,
+/// with Triton's messages (most prefixed with the request id).
 pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Result<ValidRequest> {
     let model = &config.name;
+    let id = &request.id;
     check_input_names(config, &request)?;
     let batching = config.max_batch_size > 0;
     let mut batch_size = None;
@@ -33,37 +33,37 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
             .iter()
             .find(|i| i.name == tensor.name)
             .expect("names checked");
-        check_datatype(model, input, tensor)?;
+        check_datatype(config, id, input, tensor)?;
         let dims = if batching {
             let Some(&batch) = tensor.shape.first() else {
-                return Err(shape_error(model, input, tensor, true));
+                return Err(shape_error(config, id, input, tensor));
             };
-            if batch < 1 {
-                return Err(Error::invalid_arg(format!(
-                    "inference request batch-size must be >= 1 for '{model}', got {batch} for input '{}'",
-                    tensor.name
-                )));
-            }
             if batch > i64::from(config.max_batch_size) {
-                return Err(Error::invalid_arg(format!(
-                    "inference request batch-size must be <= {} for '{model}'",
-                    config.max_batch_size
-                )));
+                return Err(request_error(
+                    id,
+                    format!(
+                        "inference request batch-size must be <= {} for '{model}'",
+                        config.max_batch_size
+                    ),
+                ));
             }
             if *batch_size.get_or_insert(batch) != batch {
-                return Err(Error::invalid_arg(format!(
-                    "input '{}' batch size does not match other inputs for '{model}'",
-                    tensor.name
-                )));
+                return Err(request_error(
+                    id,
+                    format!(
+                        "input '{}' batch size does not match other inputs for '{model}'",
+                        tensor.name
+                    ),
+                ));
             }
             &tensor.shape[1..]
         } else {
             &tensor.shape[..]
         };
         if !dims_match(&input.dims, dims) {
-            return Err(shape_error(model, input, tensor, batching));
+            return Err(shape_error(config, id, input, tensor));
         }
-        check_byte_size(model, tensor)?;
+        check_byte_size(model, id, tensor)?;
         if let Some(reshape) = &input.reshape {
             apply_reshape(reshape, tensor, batching);
         }
@@ -72,58 +72,86 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
     Ok(ValidRequest {
         request,
         requested_outputs,
-        batch_size: batch_size.unwrap_or(1) as u64,
+        batch_size: batch_size.unwrap_or(1).max(0) as u64,
     })
+}
+
+/// An error about the request, prefixed with its id as Triton does.
+fn request_error(id: &str, message: String) -> Error {
+    let id = if id.is_empty() { "<id_unknown>" } else { id };
+    Error::invalid_arg(format!("[request id: {id}] {message}"))
 }
 
 fn check_input_names(config: &ModelConfig, request: &InferRequest) -> Result<()> {
     let model = &config.name;
+    let total = config.input.len();
+    let required = config.input.iter().filter(|i| !i.optional).count();
+    let count_error = || {
+        let quoted = |names: Vec<&str>| {
+            let names: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+            names.join(",")
+        };
+        let missing: Vec<&str> = config
+            .input
+            .iter()
+            .filter(|i| !i.optional && request.input(&i.name).is_none())
+            .map(|i| i.name.as_str())
+            .collect();
+        let expected = if required == total {
+            format!("{total} inputs")
+        } else {
+            format!("number of inputs between {required} and {total}")
+        };
+        request_error(
+            &request.id,
+            format!(
+                "expected {expected} but got {} inputs for model '{model}'. Got input(s) [{}], but missing required input(s) [{}]. Please provide all required input(s).",
+                request.inputs.len(),
+                quoted(request.inputs.iter().map(|t| t.name.as_str()).collect()),
+                quoted(missing),
+            ),
+        )
+    };
+    if request.inputs.len() < required || request.inputs.len() > total {
+        return Err(count_error());
+    }
     for (i, tensor) in request.inputs.iter().enumerate() {
+        if request.inputs[..i].iter().any(|t| t.name == tensor.name) {
+            return Err(request_error(
+                &request.id,
+                format!("input '{}' already exists in request", tensor.name),
+            ));
+        }
         if !config.input.iter().any(|input| input.name == tensor.name) {
             return Err(Error::invalid_arg(format!(
                 "unexpected inference input '{}' for model '{model}'",
                 tensor.name
             )));
         }
-        if request.inputs[..i].iter().any(|t| t.name == tensor.name) {
-            return Err(Error::invalid_arg(format!(
-                "input '{}' was given more than once for model '{model}'",
-                tensor.name
-            )));
-        }
     }
-    let missing: Vec<&str> = config
+    if config
         .input
         .iter()
-        .filter(|i| !i.optional && request.input(&i.name).is_none())
-        .map(|i| i.name.as_str())
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
+        .any(|i| !i.optional && request.input(&i.name).is_none())
+    {
+        return Err(count_error());
     }
-    let quoted = |names: Vec<&str>| {
-        let names: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-        names.join(",")
-    };
-    let required = config.input.iter().filter(|i| !i.optional).count();
-    Err(Error::invalid_arg(format!(
-        "expected {required} inputs but got {} inputs for model '{model}'. Got input(s) [{}], but missing required input(s) [{}]. Please provide all required input(s).",
-        request.inputs.len(),
-        quoted(request.inputs.iter().map(|t| t.name.as_str()).collect()),
-        quoted(missing),
-    )))
+    Ok(())
 }
 
-fn check_datatype(model: &str, input: &ModelInput, tensor: &Tensor) -> Result<()> {
+fn check_datatype(config: &ModelConfig, id: &str, input: &ModelInput, tensor: &Tensor) -> Result<()> {
     let expected = DataType::from_config_number(input.data_type);
     if expected == Some(tensor.datatype) {
         return Ok(());
     }
     let expected = expected.map_or("INVALID", DataType::wire_name);
-    Err(Error::invalid_arg(format!(
-        "inference input '{}' data-type is '{}', but model '{model}' expects '{expected}'",
-        tensor.name, tensor.datatype
-    )))
+    Err(request_error(
+        id,
+        format!(
+            "inference input '{}' data-type is '{}', but model '{}' expects '{expected}'",
+            tensor.name, tensor.datatype, config.name
+        ),
+    ))
 }
 
 /// Whether `shape` fits `dims`, where -1 in `dims` matches any size.
@@ -135,21 +163,30 @@ fn dims_match(dims: &[i64], shape: &[i64]) -> bool {
             .all(|(&d, &s)| s >= 0 && (d == -1 || d == s))
 }
 
-fn shape_error(model: &str, input: &ModelInput, tensor: &Tensor, batching: bool) -> Error {
+fn shape_error(config: &ModelConfig, id: &str, input: &ModelInput, tensor: &Tensor) -> Error {
+    let batching = config.max_batch_size > 0;
     let mut expected = Vec::with_capacity(input.dims.len() + 1);
     if batching {
         expected.push(-1);
     }
     expected.extend(&input.dims);
-    Error::invalid_arg(format!(
-        "unexpected shape for input '{}' for model '{model}'. Expected {}, got {}",
-        tensor.name,
-        format_shape(&expected),
-        format_shape(&tensor.shape)
-    ))
+    let note = if batching { BATCH_NOTE } else { "" };
+    request_error(
+        id,
+        format!(
+            "unexpected shape for input '{}' for model '{}'. Expected {}, got {}. {note}",
+            tensor.name,
+            config.name,
+            format_shape(&expected),
+            format_shape(&tensor.shape)
+        ),
+    )
 }
 
-fn check_byte_size(model: &str, tensor: &Tensor) -> Result<()> {
+/// What Triton adds to shape errors of batching models.
+const BATCH_NOTE: &str = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.";
+
+fn check_byte_size(model: &str, id: &str, tensor: &Tensor) -> Result<()> {
     let elements = element_count(&tensor.shape).ok_or_else(|| {
         Error::invalid_arg(format!(
             "input '{}' has an invalid shape {}",
@@ -161,16 +198,61 @@ fn check_byte_size(model: &str, tensor: &Tensor) -> Result<()> {
         Some(size) => {
             let expected = elements.saturating_mul(size);
             if tensor.data.len() != expected {
-                return Err(Error::invalid_arg(format!(
-                    "input byte size mismatch for input '{}' for model '{model}'. Expected {expected}, got {}",
-                    tensor.name,
-                    tensor.data.len()
-                )));
+                return Err(request_error(
+                    id,
+                    format!(
+                        "input byte size mismatch for input '{}' for model '{model}'. Expected {expected}, got {}",
+                        tensor.name,
+                        tensor.data.len()
+                    ),
+                ));
             }
+            Ok(())
         }
-        None => {
-            bytes_elements(&tensor.name, &tensor.data, elements)?;
+        None => check_bytes_layout(model, id, tensor, elements),
+    }
+}
+
+/// Checks a BYTES tensor's layout: each element a 4-byte length and that many bytes.
+fn check_bytes_layout(model: &str, id: &str, tensor: &Tensor, expected: usize) -> Result<()> {
+    let name = &tensor.name;
+    let mut rest = &tensor.data[..];
+    let mut count = 0usize;
+    while !rest.is_empty() {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            return Err(request_error(
+                id,
+                format!(
+                    "incomplete string length indicator for inference input '{name}' for model '{model}', expecting 4 bytes but only {} bytes available. Please make sure the string length indicator is in one buffer.",
+                    rest.len()
+                ),
+            ));
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        if len > tail.len() {
+            return Err(Error::invalid_arg(format!(
+                "incomplete string data for inference input '{name}', expecting string of length {len} but only {} bytes available",
+                tail.len()
+            )));
         }
+        rest = &tail[len..];
+        count += 1;
+        if count > expected {
+            return Err(request_error(
+                id,
+                format!(
+                    "unexpected number of string elements {count} for inference input '{name}' for model '{model}', expecting {expected}"
+                ),
+            ));
+        }
+    }
+    if count != expected {
+        return Err(request_error(
+            id,
+            format!(
+                "expected {expected} string elements for inference input '{name}' for model '{model}', got {count}"
+            ),
+        ));
     }
     Ok(())
 }

@@ -113,13 +113,8 @@ impl LoadedModel {
             .map(|o| (o.name.clone(), o.class_count))
             .collect();
         let request_id = request.id.clone();
-        let valid = match validate(&self.config, request) {
-            Ok(valid) => valid,
-            Err(e) => {
-                record.finished(false);
-                return Err(e);
-            }
-        };
+        // Like Triton, requests refused here are not counted in the statistics.
+        let valid = validate(&self.config, request)?;
         let cancel = CancelFlag::default();
         let (stream, tx) = response_channel(cancel.clone());
         let target = StreamTarget {

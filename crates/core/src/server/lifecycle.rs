@@ -55,38 +55,37 @@ impl Server {
             &self.config().repositories,
             &self.scan_options(Some(vec![name.to_string()])),
         );
-        let Some(model) = scan.models.into_iter().find(|m| m.name == name) else {
-            return Err(Error::invalid_arg(format!(
+        let Some(model) = scan
+            .models
+            .into_iter()
+            .find(|m| m.name == name && m.path.is_some())
+        else {
+            return Err(Error::internal(format!(
                 "failed to load '{name}', failed to poll from model repository"
             )));
         };
-        if model.path.is_none() {
+        let entry = self.install(model);
+        if let Some(failure) = entry.failure {
             return Err(Error::invalid_arg(format!(
-                "failed to load '{name}', failed to poll from model repository"
+                "load failed for model '{name}': {failure}"
             )));
         }
-        let entry = self.install(model);
-        match entry.failure.or_else(|| {
-            entry
-                .versions
-                .values()
-                .find(|s| s.model.is_none())
-                .map(|s| s.status.reason.clone())
-        }) {
+        match entry.versions.values().find(|s| s.model.is_none()) {
             None => Ok(()),
-            Some(reason) => Err(Error::invalid_arg(format!("load failed for model '{name}': {reason}"))),
+            Some(slot) => Err(Error::invalid_arg(format!(
+                "load failed for model '{name}': version {} is at {} state: {}",
+                slot.status.version, slot.status.state, slot.status.reason
+            ))),
         }
     }
 
     /// Unloads every version of `name` after its queued requests finish
-    /// (explicit mode only).
+    /// (explicit mode only). Unloading a model that is not loaded succeeds.
     pub fn unload_model(&self, name: &str) -> Result<()> {
         self.check_explicit(name, "unload")?;
         let _guard = self.inner.lifecycle.lock().unwrap();
         let Some(entry) = self.inner.models.get(name) else {
-            return Err(Error::invalid_arg(format!(
-                "failed to unload '{name}', no version is available"
-            )));
+            return Ok(());
         };
         self.inner
             .models
@@ -137,11 +136,9 @@ impl Server {
         if self.config().control_mode == ModelControlMode::Explicit {
             return Ok(());
         }
-        Err(Error::new(
-            oxiserve_types::ErrorKind::Unavailable,
-            format!(
-                "explicit model load / unload is not allowed if polling is enabled (cannot {action} '{name}')"
-            ),
+        log::warn!("refused to {action} '{name}': the model control mode is not explicit");
+        Err(Error::unavailable(
+            "explicit model load / unload is not allowed if polling is enabled",
         ))
     }
 

@@ -16,16 +16,16 @@ impl Server {
     pub fn model(&self, name: &str, version: Option<i64>) -> Result<Arc<LoadedModel>> {
         self.inner.models.read(|models| {
             let Some(entry) = models.get(name) else {
-                return Err(unknown_model(name, version));
+                return Err(unknown_model(name, None));
             };
             match entry.ready(version) {
                 Some(model) => Ok(model.clone()),
                 None => Err(match version {
-                    Some(v) if entry.versions.contains_key(&v) => Error::unavailable(format!(
+                    Some(v) if entry.versions.contains_key(&v) => Error::not_found(format!(
                         "Request for unknown model: '{name}' version {v} is not at ready state"
                     )),
                     Some(_) => unknown_model(name, version),
-                    None => Error::unavailable(format!(
+                    None => Error::not_found(format!(
                         "Request for unknown model: '{name}' has no available versions"
                     )),
                 }),
@@ -67,7 +67,13 @@ impl Server {
             })),
             Some(name) => {
                 if let Some(v) = version {
-                    return Ok(vec![self.model(name, Some(v))?.statistics()]);
+                    return match self.model(name, Some(v)) {
+                        Ok(model) => Ok(vec![model.statistics()]),
+                        Err(_) if self.model(name, None).is_ok() => Err(Error::invalid_arg(format!(
+                            "requested model version is not available for model '{name}'"
+                        ))),
+                        Err(_) => Err(not_available(name)),
+                    };
                 }
                 let stats: Vec<ModelStatistics> = self.inner.models.read(|models| {
                     models
@@ -76,12 +82,16 @@ impl Server {
                         .unwrap_or_default()
                 });
                 if stats.is_empty() {
-                    return Err(self.model(name, None).err().unwrap_or_else(|| unknown_model(name, None)));
+                    return Err(not_available(name));
                 }
                 Ok(stats)
             }
         }
     }
+}
+
+fn not_available(name: &str) -> Error {
+    Error::invalid_arg(format!("requested model '{name}' is not available"))
 }
 
 fn unknown_model(name: &str, version: Option<i64>) -> Error {

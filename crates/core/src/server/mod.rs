@@ -2,6 +2,7 @@
 //! how they are loaded and unloaded. Frontends (HTTP, gRPC) call only this.
 
 mod lifecycle;
+mod log_settings;
 mod lookup;
 
 use std::{
@@ -16,6 +17,7 @@ use std::{
 use oxiserve_types::{InferRequest, Result};
 
 pub use lifecycle::{IndexEntry, LoadOutcome};
+pub use log_settings::{LogControl, LogSettings, LogSettingsUpdate};
 
 use crate::{BackendRegistry, infer::ResponseStream, model::ModelTable};
 
@@ -60,6 +62,7 @@ struct Inner {
     live: AtomicBool,
     /// Serializes loads and unloads.
     lifecycle: std::sync::Mutex<()>,
+    log_control: std::sync::OnceLock<Arc<dyn LogControl>>,
 }
 
 impl Server {
@@ -72,6 +75,7 @@ impl Server {
                 models: ModelTable::default(),
                 live: AtomicBool::new(true),
                 lifecycle: Default::default(),
+                log_control: Default::default(),
             }),
         }
     }
@@ -79,6 +83,16 @@ impl Server {
     /// The server's settings.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// Lets the logging extension read and change the log settings; set once.
+    pub fn set_log_control(&self, control: Arc<dyn LogControl>) {
+        let _ = self.inner.log_control.set(control);
+    }
+
+    /// The log settings' owner, if the binary set one.
+    pub fn log_control(&self) -> Option<&Arc<dyn LogControl>> {
+        self.inner.log_control.get()
     }
 
     /// Whether the server is up (`/v2/health/live`).

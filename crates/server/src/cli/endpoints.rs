@@ -29,6 +29,9 @@ pub struct HttpOptions {
     /// Threads handling HTTP requests.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub http_thread_count: u32,
+    /// Largest HTTP request body accepted, in bytes (after decompression).
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    pub http_max_input_size: usize,
     /// Restrict APIs to requests with a header: `<api>[,<api>...]:<header>=<value>`; repeatable.
     #[arg(long, value_name = "APIS:HEADER=VALUE")]
     pub http_restricted_api: Vec<RestrictedApi>,

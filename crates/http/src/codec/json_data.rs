@@ -1,0 +1,752 @@
+//! Typed JSON tensor data <-> raw tensor bytes.
+//!
+//! Reading: the `data` member of an input is kept as a raw JSON slice until
+//! the input's datatype is known, then parsed once, straight into the tensor's
+//! little-endian bytes (BYTES elements as 4-byte length + bytes), flattening
+//! nested arrays. Writing: elements stream straight from the tensor bytes into
+//! the JSON text.
+
+use std::fmt;
+
+use oxiserve_types::{DataType, Error, format_shape};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::json_write;
+
+/// Parses the JSON `data` of input `name` (the raw JSON text of the member)
+/// into the tensor's bytes. `expected` is the element count of the input's
+/// shape; the number of elements must match it.
+pub(crate) fn read_json_data(
+    name: &str,
+    datatype: DataType,
+    shape: &[i64],
+    expected: usize,
+    raw: &str,
+) -> Result<Vec<u8>, Error> {
+    match datatype {
+        DataType::Bool => read_typed::<BoolElement>(name, datatype, shape, expected, raw),
+        DataType::Uint8 => read_typed::<UintElement<u8>>(name, datatype, shape, expected, raw),
+        DataType::Uint16 => read_typed::<UintElement<u16>>(name, datatype, shape, expected, raw),
+        DataType::Uint32 => read_typed::<UintElement<u32>>(name, datatype, shape, expected, raw),
+        DataType::Uint64 => read_typed::<UintElement<u64>>(name, datatype, shape, expected, raw),
+        DataType::Int8 => read_typed::<IntElement<i8>>(name, datatype, shape, expected, raw),
+        DataType::Int16 => read_typed::<IntElement<i16>>(name, datatype, shape, expected, raw),
+        DataType::Int32 => read_typed::<IntElement<i32>>(name, datatype, shape, expected, raw),
+        DataType::Int64 => read_typed::<IntElement<i64>>(name, datatype, shape, expected, raw),
+        DataType::Fp32 => read_typed::<Fp32Element>(name, datatype, shape, expected, raw),
+        DataType::Fp64 => read_typed::<Fp64Element>(name, datatype, shape, expected, raw),
+        DataType::Bytes => read_typed::<BytesElement>(name, datatype, shape, expected, raw),
+        // Triton 2.51's text, word for word.
+        DataType::Fp16 | DataType::Bf16 => Err(Error::invalid_arg(format!(
+            "receiving {datatype} data via JSON is not supported. Please use the binary data \
+             format for input {name}"
+        ))),
+    }
+}
+
+/// Why a JSON element was refused.
+enum Reject {
+    /// The JSON type does not fit the datatype (a string for FP32, 1.5 for INT32).
+    Type,
+    /// An integer outside the datatype's range (300 for UINT8).
+    Range,
+}
+
+/// How one datatype takes JSON scalars into the tensor bytes. Every method
+/// refuses by default; each datatype accepts the JSON types it allows.
+trait Element {
+    /// What the datatype's JSON elements must be, for messages.
+    const EXPECTED: &'static str;
+    /// Bytes each element takes in the output (a lower bound for BYTES).
+    const SIZE: usize;
+
+    fn bool(_out: &mut Vec<u8>, _v: bool) -> Result<(), Reject> {
+        Err(Reject::Type)
+    }
+    fn u64(_out: &mut Vec<u8>, _v: u64) -> Result<(), Reject> {
+        Err(Reject::Type)
+    }
+    fn i64(_out: &mut Vec<u8>, _v: i64) -> Result<(), Reject> {
+        Err(Reject::Type)
+    }
+    fn f64(_out: &mut Vec<u8>, _v: f64) -> Result<(), Reject> {
+        Err(Reject::Type)
+    }
+    fn str(_out: &mut Vec<u8>, _v: &str) -> Result<(), Reject> {
+        Err(Reject::Type)
+    }
+}
+
+struct BoolElement;
+
+impl Element for BoolElement {
+    const EXPECTED: &'static str = "true or false";
+    const SIZE: usize = 1;
+
+    fn bool(out: &mut Vec<u8>, v: bool) -> Result<(), Reject> {
+        out.push(u8::from(v));
+        Ok(())
+    }
+}
+
+/// Fixed-size little-endian integers.
+trait LeInt: Copy + TryFrom<u64> + TryFrom<i64> {
+    const SIZE: usize;
+    fn put(self, out: &mut Vec<u8>);
+}
+
+macro_rules! le_int {
+    ($($t:ty),*) => {$(
+        impl LeInt for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+le_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+struct UintElement<T>(std::marker::PhantomData<T>);
+
+impl<T: LeInt> Element for UintElement<T> {
+    const EXPECTED: &'static str = "non-negative integers";
+    const SIZE: usize = T::SIZE;
+
+    fn u64(out: &mut Vec<u8>, v: u64) -> Result<(), Reject> {
+        T::try_from(v).map_err(|_| Reject::Range)?.put(out);
+        Ok(())
+    }
+    fn i64(_out: &mut Vec<u8>, _v: i64) -> Result<(), Reject> {
+        // serde_json only hands negative integers to visit_i64.
+        Err(Reject::Range)
+    }
+}
+
+struct IntElement<T>(std::marker::PhantomData<T>);
+
+impl<T: LeInt> Element for IntElement<T> {
+    const EXPECTED: &'static str = "integers";
+    const SIZE: usize = T::SIZE;
+
+    fn u64(out: &mut Vec<u8>, v: u64) -> Result<(), Reject> {
+        T::try_from(v).map_err(|_| Reject::Range)?.put(out);
+        Ok(())
+    }
+    fn i64(out: &mut Vec<u8>, v: i64) -> Result<(), Reject> {
+        T::try_from(v).map_err(|_| Reject::Range)?.put(out);
+        Ok(())
+    }
+}
+
+/// FP32 takes any JSON number, rounded to the nearest f32 (out-of-range
+/// values become infinities, as in Triton).
+struct Fp32Element;
+
+impl Element for Fp32Element {
+    const EXPECTED: &'static str = "numbers";
+    const SIZE: usize = 4;
+
+    fn u64(out: &mut Vec<u8>, v: u64) -> Result<(), Reject> {
+        out.extend_from_slice(&(v as f32).to_le_bytes());
+        Ok(())
+    }
+    fn i64(out: &mut Vec<u8>, v: i64) -> Result<(), Reject> {
+        out.extend_from_slice(&(v as f32).to_le_bytes());
+        Ok(())
+    }
+    fn f64(out: &mut Vec<u8>, v: f64) -> Result<(), Reject> {
+        out.extend_from_slice(&(v as f32).to_le_bytes());
+        Ok(())
+    }
+}
+
+struct Fp64Element;
+
+impl Element for Fp64Element {
+    const EXPECTED: &'static str = "numbers";
+    const SIZE: usize = 8;
+
+    fn u64(out: &mut Vec<u8>, v: u64) -> Result<(), Reject> {
+        out.extend_from_slice(&(v as f64).to_le_bytes());
+        Ok(())
+    }
+    fn i64(out: &mut Vec<u8>, v: i64) -> Result<(), Reject> {
+        out.extend_from_slice(&(v as f64).to_le_bytes());
+        Ok(())
+    }
+    fn f64(out: &mut Vec<u8>, v: f64) -> Result<(), Reject> {
+        out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }
+}
+
+/// BYTES takes strings: their UTF-8 bytes, each after a 4-byte length.
+struct BytesElement;
+
+impl Element for BytesElement {
+    const EXPECTED: &'static str = "strings";
+    const SIZE: usize = 4;
+
+    fn str(out: &mut Vec<u8>, v: &str) -> Result<(), Reject> {
+        let len = u32::try_from(v.len()).map_err(|_| Reject::Range)?;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(v.as_bytes());
+        Ok(())
+    }
+}
+
+/// The element a refused value was, for messages.
+enum Got {
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Str,
+    Null,
+    Object,
+}
+
+impl fmt::Display for Got {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Got::Bool(v) => write!(f, "{v}"),
+            Got::U64(v) => write!(f, "{v}"),
+            Got::I64(v) => write!(f, "{v}"),
+            Got::F64(v) => write!(f, "{v:?}"),
+            Got::Str => f.write_str("a string"),
+            Got::Null => f.write_str("null"),
+            Got::Object => f.write_str("an object"),
+        }
+    }
+}
+
+/// Collects the elements of one input, in order, whatever the nesting.
+struct Sink<E> {
+    out: Vec<u8>,
+    /// Elements seen so far (all of them, also past `expected`).
+    count: usize,
+    /// Elements the shape asks for; elements past it are counted, not kept.
+    expected: usize,
+    /// The first refused element: its index, value and why.
+    refused: Option<(usize, Got, Reject)>,
+    element: std::marker::PhantomData<E>,
+}
+
+impl<E: Element> Sink<E> {
+    fn take(&mut self, got: impl FnOnce() -> Got, put: impl FnOnce(&mut Vec<u8>) -> Result<(), Reject>) -> Result<(), ()> {
+        let index = self.count;
+        self.count += 1;
+        if index >= self.expected {
+            // Too many elements: keep counting for the message, keep nothing.
+            return Ok(());
+        }
+        put(&mut self.out).map_err(|why| {
+            self.refused = Some((index, got(), why));
+        })
+    }
+}
+
+/// A marker error: the real one is in `Sink::refused`.
+fn stop<Err: de::Error>(_: ()) -> Err {
+    Err::custom("refused element")
+}
+
+impl<'de, E: Element> DeserializeSeed<'de> for &mut Sink<E> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, E: Element> Visitor<'de> for &mut Sink<E> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an array of {}", E::EXPECTED)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(&mut *self)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_bool<Err: de::Error>(self, v: bool) -> Result<(), Err> {
+        self.take(|| Got::Bool(v), |out| E::bool(out, v)).map_err(stop)
+    }
+
+    fn visit_u64<Err: de::Error>(self, v: u64) -> Result<(), Err> {
+        self.take(|| Got::U64(v), |out| E::u64(out, v)).map_err(stop)
+    }
+
+    fn visit_i64<Err: de::Error>(self, v: i64) -> Result<(), Err> {
+        self.take(|| Got::I64(v), |out| E::i64(out, v)).map_err(stop)
+    }
+
+    fn visit_f64<Err: de::Error>(self, v: f64) -> Result<(), Err> {
+        self.take(|| Got::F64(v), |out| E::f64(out, v)).map_err(stop)
+    }
+
+    fn visit_str<Err: de::Error>(self, v: &str) -> Result<(), Err> {
+        self.take(|| Got::Str, |out| E::str(out, v)).map_err(stop)
+    }
+
+    fn visit_unit<Err: de::Error>(self) -> Result<(), Err> {
+        self.take(|| Got::Null, |_| Err(Reject::Type)).map_err(stop)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // Drain it so that the error is ours, not a parse error.
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        self.take(|| Got::Object, |_| Err(Reject::Type)).map_err(stop)
+    }
+}
+
+fn read_typed<E: Element>(
+    name: &str,
+    datatype: DataType,
+    shape: &[i64],
+    expected: usize,
+    raw: &str,
+) -> Result<Vec<u8>, Error> {
+    if !raw.starts_with('[') {
+        return Err(Error::invalid_arg(format!(
+            "Unable to parse 'data' of input '{name}': expected an array of {}",
+            E::EXPECTED
+        )));
+    }
+    // Each element takes at least one byte of JSON text (two with the comma),
+    // so the text bounds what a lying shape can make us reserve.
+    let capacity = expected.min(raw.len() / 2 + 1).saturating_mul(E::SIZE);
+    let mut sink = Sink::<E> {
+        out: Vec::with_capacity(capacity),
+        count: 0,
+        expected,
+        refused: None,
+        element: std::marker::PhantomData,
+    };
+    let mut deserializer = serde_json::Deserializer::from_str(raw);
+    let parsed = (&mut sink)
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    if let Some((index, got, why)) = sink.refused {
+        return Err(Error::invalid_arg(match why {
+            Reject::Type => format!(
+                "Unable to parse 'data' of input '{name}': {datatype} elements must be {}, \
+                 got {got} at element {index}",
+                E::EXPECTED
+            ),
+            Reject::Range => format!(
+                "Unable to parse 'data' of input '{name}': value {got} at element {index} is \
+                 out of range for {datatype}"
+            ),
+        }));
+    }
+    if let Err(err) = parsed {
+        // The text is valid JSON (it came out of a parsed document), so this
+        // is serde_json's nesting limit.
+        return Err(Error::invalid_arg(format!(
+            "Unable to parse 'data' of input '{name}': {}",
+            super::request::strip_position(&err)
+        )));
+    }
+    if sink.count != expected {
+        return Err(Error::invalid_arg(format!(
+            "Unable to parse 'data' of input '{name}': Shape does not match true shape of \
+             'data' field: shape {} has {expected} elements, 'data' has {}",
+            format_shape(shape),
+            sink.count
+        )));
+    }
+    Ok(sink.out)
+}
+
+/// Appends the tensor's elements as a JSON array (`[1,2,3]`), `count`
+/// elements of `datatype` read from `data`. FP16 and BF16 cannot be sent as
+/// JSON (Triton refuses them too); a `data` size that does not fit the
+/// element count is an internal error.
+pub(crate) fn write_json_data(
+    out: &mut Vec<u8>,
+    name: &str,
+    datatype: DataType,
+    count: usize,
+    data: &[u8],
+) -> Result<(), Error> {
+    let mismatch = || {
+        Error::internal(format!(
+            "output tensor shape does not match size of output for '{name}'"
+        ))
+    };
+    if matches!(datatype, DataType::Fp16 | DataType::Bf16) {
+        // Triton 2.51's text, with the output's name added.
+        return Err(Error::invalid_arg(format!(
+            "sending {datatype} data via JSON is not supported. Please use the binary data \
+             format for output {name}"
+        )));
+    }
+    if let Some(size) = datatype.element_size()
+        && count.checked_mul(size) != Some(data.len())
+    {
+        return Err(mismatch());
+    }
+    out.reserve(count.saturating_mul(json_width(datatype)).min(1 << 30) + 2);
+    out.push(b'[');
+    match datatype {
+        DataType::Bool => write_elements::<1>(out, data, |out, b| {
+            json_write::write_bool(out, b[0] != 0)
+        }),
+        DataType::Uint8 => write_elements::<1>(out, data, |out, b| {
+            json_write::write_u64(out, u64::from(b[0]))
+        }),
+        DataType::Uint16 => write_elements::<2>(out, data, |out, b| {
+            json_write::write_u64(out, u64::from(u16::from_le_bytes(*b)))
+        }),
+        DataType::Uint32 => write_elements::<4>(out, data, |out, b| {
+            json_write::write_u64(out, u64::from(u32::from_le_bytes(*b)))
+        }),
+        DataType::Uint64 => write_elements::<8>(out, data, |out, b| {
+            json_write::write_u64(out, u64::from_le_bytes(*b))
+        }),
+        DataType::Int8 => write_elements::<1>(out, data, |out, b| {
+            json_write::write_i64(out, i64::from(i8::from_le_bytes(*b)))
+        }),
+        DataType::Int16 => write_elements::<2>(out, data, |out, b| {
+            json_write::write_i64(out, i64::from(i16::from_le_bytes(*b)))
+        }),
+        DataType::Int32 => write_elements::<4>(out, data, |out, b| {
+            json_write::write_i64(out, i64::from(i32::from_le_bytes(*b)))
+        }),
+        DataType::Int64 => write_elements::<8>(out, data, |out, b| {
+            json_write::write_i64(out, i64::from_le_bytes(*b))
+        }),
+        // Triton writes FP32 elements as doubles: 0.1f32 is 0.10000000149011612.
+        DataType::Fp32 => write_elements::<4>(out, data, |out, b| {
+            json_write::write_f64(out, f64::from(f32::from_le_bytes(*b)))
+        }),
+        DataType::Fp64 => write_elements::<8>(out, data, |out, b| {
+            json_write::write_f64(out, f64::from_le_bytes(*b))
+        }),
+        DataType::Bytes => {
+            let mut rest = data;
+            for i in 0..count {
+                let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+                    return Err(mismatch());
+                };
+                let len = u32::from_le_bytes(*len) as usize;
+                if len > tail.len() {
+                    return Err(mismatch());
+                }
+                let (element, tail) = tail.split_at(len);
+                if i > 0 {
+                    out.push(b',');
+                }
+                // Raw bytes, UTF-8 or not, exactly as Triton writes them.
+                json_write::write_string(out, element);
+                rest = tail;
+            }
+        }
+        DataType::Fp16 | DataType::Bf16 => unreachable!("refused above"),
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// A guess of the JSON text per element, to reserve the output once.
+fn json_width(datatype: DataType) -> usize {
+    match datatype {
+        DataType::Bool => 6,
+        DataType::Uint8 | DataType::Int8 => 4,
+        DataType::Uint16 | DataType::Int16 => 6,
+        DataType::Uint32 | DataType::Int32 => 11,
+        DataType::Uint64 | DataType::Int64 => 20,
+        DataType::Fp32 | DataType::Fp64 => 20,
+        DataType::Bytes | DataType::Fp16 | DataType::Bf16 => 8,
+    }
+}
+
+fn write_elements<const N: usize>(
+    out: &mut Vec<u8>,
+    data: &[u8],
+    mut write: impl FnMut(&mut Vec<u8>, &[u8; N]),
+) {
+    let mut chunks = data.chunks_exact(N);
+    if let Some(first) = chunks.next() {
+        write(out, first.try_into().expect("chunk of N bytes"));
+        for chunk in chunks {
+            out.push(b',');
+            write(out, chunk.try_into().expect("chunk of N bytes"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(datatype: DataType, shape: &[i64], raw: &str) -> Result<Vec<u8>, Error> {
+        let count = oxiserve_types::element_count(shape).unwrap();
+        read_json_data("IN", datatype, shape, count, raw)
+    }
+
+    fn write(datatype: DataType, count: usize, data: &[u8]) -> Result<String, Error> {
+        let mut out = Vec::new();
+        write_json_data(&mut out, "OUT", datatype, count, data)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    fn le<T: LeInt>(values: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in values {
+            v.put(&mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn reads_every_json_datatype() {
+        assert_eq!(read(DataType::Bool, &[3], "[true,false,true]").unwrap(), [1, 0, 1]);
+        assert_eq!(read(DataType::Uint8, &[3], "[0,1,255]").unwrap(), [0, 1, 255]);
+        assert_eq!(
+            read(DataType::Uint16, &[3], "[0,1,65535]").unwrap(),
+            le(&[0u16, 1, 65535])
+        );
+        assert_eq!(
+            read(DataType::Uint32, &[2], "[0,4294967295]").unwrap(),
+            le(&[0u32, u32::MAX])
+        );
+        assert_eq!(
+            read(DataType::Uint64, &[2], "[0,18446744073709551615]").unwrap(),
+            le(&[0u64, u64::MAX])
+        );
+        assert_eq!(read(DataType::Int8, &[3], "[-128,0,127]").unwrap(), le(&[-128i8, 0, 127]));
+        assert_eq!(
+            read(DataType::Int16, &[2], "[-32768,32767]").unwrap(),
+            le(&[i16::MIN, i16::MAX])
+        );
+        assert_eq!(
+            read(DataType::Int32, &[2], "[-2147483648,2147483647]").unwrap(),
+            le(&[i32::MIN, i32::MAX])
+        );
+        assert_eq!(
+            read(DataType::Int64, &[2], "[-9223372036854775808,9223372036854775807]").unwrap(),
+            le(&[i64::MIN, i64::MAX])
+        );
+        let fp32: Vec<u8> = [1.5f32, 0.1, 2.0, f32::INFINITY]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(read(DataType::Fp32, &[4], "[1.5,0.1,2,1e40]").unwrap(), fp32);
+        let fp64: Vec<u8> = [0.1f64, 1e300, -2.5, -3.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(read(DataType::Fp64, &[4], "[0.1,1e300,-2.5,-3]").unwrap(), fp64);
+        assert_eq!(
+            read(DataType::Bytes, &[3], r#"["안녕", "", "a\"\u0000"]"#).unwrap(),
+            oxiserve_types::encode_bytes_elements(["안녕".as_bytes(), b"", b"a\"\0"]).to_vec()
+        );
+    }
+
+    #[test]
+    fn flattens_nested_arrays_as_triton_does() {
+        let flat = read(DataType::Int32, &[2, 3], "[1,2,3,4,5,6]").unwrap();
+        for raw in [
+            "[[1,2,3],[4,5,6]]",
+            "[[1,2],[3,4],[5,6]]",
+            "[[1,2,3],4,5,6]",
+            "[[[1,2,3]],[[4,5,6]]]",
+            "[ [1, 2, 3] , [4, [5, [6]]] ]",
+        ] {
+            assert_eq!(read(DataType::Int32, &[2, 3], raw).unwrap(), flat, "{raw}");
+        }
+        assert_eq!(
+            read(DataType::Bytes, &[2, 1], r#"[["a"],["bc"]]"#).unwrap(),
+            oxiserve_types::encode_bytes_elements(["a", "bc"]).to_vec()
+        );
+        assert_eq!(read(DataType::Fp32, &[1, 0], "[]").unwrap(), Vec::<u8>::new());
+        assert_eq!(read(DataType::Fp32, &[0, 3], "[[]]").unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn refuses_wrong_json_types_naming_the_input() {
+        for (datatype, raw, got) in [
+            (DataType::Bool, "[true,0]", "got 0 at element 1"),
+            (DataType::Bool, r#"["true"]"#, "got a string at element 0"),
+            (DataType::Int32, "[1.5]", "got 1.5 at element 0"),
+            (DataType::Int32, "[2.0]", "got 2.0 at element 0"),
+            (DataType::Uint64, "[null]", "got null at element 0"),
+            (DataType::Fp32, "[true]", "got true at element 0"),
+            (DataType::Fp32, r#"["1.5"]"#, "got a string at element 0"),
+            (DataType::Fp64, r#"[{"a":1}]"#, "got an object at element 0"),
+            (DataType::Bytes, "[5]", "got 5 at element 0"),
+        ] {
+            let err = read(datatype, &[1], raw).unwrap_err();
+            assert!(err.message.contains("input 'IN'"), "{err}");
+            assert!(err.message.contains(got), "{raw}: {err}");
+            assert!(err.message.contains(datatype.wire_name()), "{err}");
+        }
+        let err = read(DataType::Fp32, &[1], "5").unwrap_err();
+        assert_eq!(
+            err.message,
+            "Unable to parse 'data' of input 'IN': expected an array of numbers"
+        );
+        let err = read(DataType::Fp32, &[1], r#"{"a":[1]}"#).unwrap_err();
+        assert!(err.message.contains("expected an array"), "{err}");
+    }
+
+    #[test]
+    fn refuses_integers_out_of_range() {
+        for (datatype, raw, value) in [
+            (DataType::Uint8, "[300]", "300"),
+            (DataType::Uint8, "[-1]", "-1"),
+            (DataType::Uint16, "[65536]", "65536"),
+            (DataType::Uint32, "[4294967296]", "4294967296"),
+            (DataType::Uint64, "[-1]", "-1"),
+            (DataType::Int8, "[200]", "200"),
+            (DataType::Int8, "[-129]", "-129"),
+            (DataType::Int16, "[40000]", "40000"),
+            (DataType::Int32, "[3000000000]", "3000000000"),
+            (DataType::Int64, "[9223372036854775808]", "9223372036854775808"),
+        ] {
+            let err = read(datatype, &[1], raw).unwrap_err();
+            assert_eq!(
+                err.message,
+                format!(
+                    "Unable to parse 'data' of input 'IN': value {value} at element 0 is out of \
+                     range for {datatype}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn counts_elements_against_the_shape() {
+        let err = read(DataType::Fp32, &[1, 3], "[1,2]").unwrap_err();
+        assert_eq!(
+            err.message,
+            "Unable to parse 'data' of input 'IN': Shape does not match true shape of 'data' \
+             field: shape [1,3] has 3 elements, 'data' has 2"
+        );
+        let err = read(DataType::Fp32, &[1, 3], "[[1,2],[3,4]]").unwrap_err();
+        assert!(err.message.contains("'data' has 4"), "{err}");
+        let err = read(DataType::Bytes, &[2], r#"["a"]"#).unwrap_err();
+        assert!(err.message.contains("shape [2] has 2 elements, 'data' has 1"), "{err}");
+        let err = read(DataType::Bytes, &[1], r#"["a","b"]"#).unwrap_err();
+        assert!(err.message.contains("'data' has 2"), "{err}");
+        // Elements past the shape are counted, never kept.
+        let err = read(DataType::Int64, &[1], "[1,2,3,4,5,6,7,8,9,10]").unwrap_err();
+        assert!(err.message.contains("'data' has 10"), "{err}");
+        // A bad element past the shape's count is not looked at.
+        let err = read(DataType::Uint8, &[1], "[1,\"x\"]").unwrap_err();
+        assert!(err.message.contains("'data' has 2"), "{err}");
+    }
+
+    #[test]
+    fn fp16_and_bf16_are_refused_as_triton_does() {
+        for datatype in [DataType::Fp16, DataType::Bf16] {
+            let err = read(datatype, &[2], "[1.0,2.0]").unwrap_err();
+            assert_eq!(
+                err.message,
+                format!(
+                    "receiving {datatype} data via JSON is not supported. Please use the binary \
+                     data format for input IN"
+                )
+            );
+            let err = write(datatype, 1, &[0, 0x3c]).unwrap_err();
+            assert_eq!(
+                err.message,
+                format!(
+                    "sending {datatype} data via JSON is not supported. Please use the binary \
+                     data format for output OUT"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn writes_every_json_datatype() {
+        assert_eq!(write(DataType::Bool, 3, &[1, 0, 7]).unwrap(), "[true,false,true]");
+        assert_eq!(write(DataType::Uint8, 3, &[0, 1, 255]).unwrap(), "[0,1,255]");
+        assert_eq!(write(DataType::Uint16, 2, &le(&[1u16, 65535])).unwrap(), "[1,65535]");
+        assert_eq!(
+            write(DataType::Uint32, 2, &le(&[0u32, u32::MAX])).unwrap(),
+            "[0,4294967295]"
+        );
+        assert_eq!(
+            write(DataType::Uint64, 2, &le(&[0u64, u64::MAX])).unwrap(),
+            "[0,18446744073709551615]"
+        );
+        assert_eq!(write(DataType::Int8, 2, &le(&[-128i8, 127])).unwrap(), "[-128,127]");
+        assert_eq!(write(DataType::Int16, 1, &le(&[-32768i16])).unwrap(), "[-32768]");
+        assert_eq!(
+            write(DataType::Int32, 3, &le(&[i32::MIN, 0, i32::MAX])).unwrap(),
+            "[-2147483648,0,2147483647]"
+        );
+        assert_eq!(
+            write(DataType::Int64, 2, &le(&[i64::MIN, i64::MAX])).unwrap(),
+            "[-9223372036854775808,9223372036854775807]"
+        );
+        let fp32: Vec<u8> = [1.5f32, 0.1, -3.4e38, f32::INFINITY]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            write(DataType::Fp32, 4, &fp32).unwrap(),
+            "[1.5,0.10000000149011612,-3.3999999521443644e38,Infinity]"
+        );
+        let fp64: Vec<u8> = [0.1f64, 1e300, -2.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(write(DataType::Fp64, 3, &fp64).unwrap(), "[0.1,1e300,-2.5]");
+        let bytes = oxiserve_types::encode_bytes_elements(["안녕하세요", "hello", ""]);
+        assert_eq!(
+            write(DataType::Bytes, 3, &bytes).unwrap(),
+            r#"["안녕하세요","hello",""]"#
+        );
+        assert_eq!(write(DataType::Fp32, 0, &[]).unwrap(), "[]");
+    }
+
+    #[test]
+    fn writes_non_utf8_bytes_raw() {
+        let bytes = oxiserve_types::encode_bytes_elements([b"\xff\xfe".as_slice()]);
+        let mut out = Vec::new();
+        write_json_data(&mut out, "OUT", DataType::Bytes, 1, &bytes).unwrap();
+        assert_eq!(out, b"[\"\xff\xfe\"]");
+    }
+
+    #[test]
+    fn write_checks_sizes() {
+        let err = write(DataType::Int32, 2, &[0; 4]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "output tensor shape does not match size of output for 'OUT'"
+        );
+        let bytes = oxiserve_types::encode_bytes_elements(["a"]);
+        assert!(write(DataType::Bytes, 2, &bytes).is_err());
+        assert!(write(DataType::Bytes, 1, &bytes[..4]).is_err());
+    }
+
+    #[test]
+    fn json_round_trips_every_datatype() {
+        for (datatype, raw) in [
+            (DataType::Bool, "[true,false,true]"),
+            (DataType::Uint8, "[0,1,255]"),
+            (DataType::Uint16, "[0,1,65535]"),
+            (DataType::Uint32, "[0,1,4294967295]"),
+            (DataType::Uint64, "[0,1,18446744073709551615]"),
+            (DataType::Int8, "[-128,0,127]"),
+            (DataType::Int16, "[-32768,0,32767]"),
+            (DataType::Int32, "[-2147483648,0,2147483647]"),
+            (DataType::Int64, "[-9223372036854775808,0,9223372036854775807]"),
+            (DataType::Fp32, "[1.5,0.10000000149011612,-3.3999999521443644e38]"),
+            (DataType::Fp64, "[0.1,1e300,-2.5]"),
+            (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
+        ] {
+            let data = read(datatype, &[3], raw).unwrap();
+            assert_eq!(write(datatype, 3, &data).unwrap(), raw, "{datatype}");
+        }
+    }
+}

@@ -1,0 +1,614 @@
+//! Decoding `POST /v2/models/{model}[/versions/{version}]/infer` bodies: the
+//! JSON request header and the binary tensor data after it (Triton's binary
+//! tensor data extension).
+
+use std::fmt;
+
+use bytes::Bytes;
+use oxiserve_types::{
+    DataType, Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Tensor,
+    element_count, format_shape,
+};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::json_data::read_json_data;
+use super::parameters::{self, invalid_type_message};
+
+/// Whether Triton would take this body as a raw binary request: an
+/// `Inference-Header-Content-Length` of 0, or an empty body without that
+/// header. Triton then feeds the whole body to the model's only input (named
+/// `raw_input` in its messages) and returns every output as binary data.
+/// [`decode_infer_request`] refuses such requests: the input's name, datatype
+/// and shape come from the model configuration, which the codec does not see.
+pub fn is_raw_binary_request(body_len: usize, header_length: Option<usize>) -> bool {
+    match header_length {
+        Some(length) => length == 0,
+        None => body_len == 0,
+    }
+}
+
+/// Decodes the body of `POST /v2/models/{model}[/versions/{version}]/infer`.
+///
+/// `header_length` is the value of the `Inference-Header-Content-Length`
+/// header when the request has one: the first `header_length` bytes of `body`
+/// are then the JSON header and the rest is binary tensor data. Each input
+/// whose parameters have `binary_data_size` takes that many bytes of the
+/// binary data, in input order, as a slice of `body` (no copy). Inputs with
+/// JSON `data` are parsed into new buffers, checked against their datatype
+/// and shape.
+///
+/// All errors are [`ErrorKind::InvalidArg`](oxiserve_types::ErrorKind)
+/// except a `shared_memory_region` (not found, as in Triton with no region
+/// registered) and raw binary requests (unsupported; see
+/// [`is_raw_binary_request`]).
+pub fn decode_infer_request(
+    model_name: &str,
+    model_version: Option<i64>,
+    body: Bytes,
+    header_length: Option<usize>,
+) -> Result<InferRequest, Error> {
+    if is_raw_binary_request(body.len(), header_length) {
+        return Err(Error::new(
+            oxiserve_types::ErrorKind::Unsupported,
+            format!(
+                "raw binary requests (an empty body, or Inference-Header-Content-Length 0) are \
+                 not supported; send a JSON inference header for model '{model_name}'"
+            ),
+        ));
+    }
+    let json_length = match header_length {
+        Some(length) if length > body.len() => {
+            return Err(Error::invalid_arg(format!(
+                "inference header size should be in range (0, {}), got: {length}",
+                body.len()
+            )));
+        }
+        Some(length) => length,
+        None => body.len(),
+    };
+    let header: RequestHeader<'_> =
+        serde_json::from_slice(&body[..json_length]).map_err(|err| {
+            header_parse_error(&err, header_length.is_none() && !body.is_empty())
+        })?;
+
+    let mut request = InferRequest {
+        model_name: model_name.to_string(),
+        model_version,
+        ..InferRequest::default()
+    };
+    if let Some(id) = header.id {
+        request.id = serde_json::from_str::<String>(id.get()).map_err(|_| {
+            Error::invalid_arg("Unable to parse 'id': attempt to access JSON non-string as string")
+        })?;
+    }
+    if let Some(raw) = header.parameters {
+        request.parameters = request_parameters(raw)?;
+    }
+
+    let Some(inputs) = header.inputs else {
+        return Err(Error::invalid_arg(
+            "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
+        ));
+    };
+    let mut binary = BinarySection {
+        body: &body,
+        offset: json_length,
+        header_given: header_length.is_some(),
+        model_name,
+    };
+    request.inputs = inputs
+        .0
+        .iter()
+        .enumerate()
+        .map(|(index, input)| decode_input(index, input, &mut binary))
+        .collect::<Result<_, _>>()?;
+    binary.finish()?;
+
+    if let Some(raw) = header.outputs {
+        request.outputs = decode_outputs(raw)?;
+    }
+    Ok(request)
+}
+
+/// The error for a header that does not parse.
+fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Data => Error::invalid_arg(format!("Unable to parse the request JSON: {err}")),
+        Category::Syntax | Category::Eof | Category::Io => {
+            let hint = if no_header_length && err.classify() == Category::Syntax {
+                " (a body with binary tensor data needs the Inference-Header-Content-Length \
+                 header)"
+            } else {
+                ""
+            };
+            Error::invalid_arg(format!(
+                "failed to parse the request JSON buffer: {err}{hint}"
+            ))
+        }
+    }
+}
+
+/// serde_json's message without its " at line L column C" suffix, for errors
+/// whose position would be relative to a fragment of the request.
+pub(crate) fn strip_position(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" at line ") {
+        Some(at) if err.line() > 0 => text[..at].to_string(),
+        _ => text,
+    }
+}
+
+/// Request parameters, typed as Triton requires for the ones it interprets.
+fn request_parameters(raw: &RawValue) -> Result<Parameters, Error> {
+    let object = parameters::parse_object(raw, "the request")?;
+    for (key, value) in &object {
+        // RapidJSON's words for the type Triton requires.
+        let wanted = match key.as_str() {
+            "sequence_id" if !(value.is_u64() || value.is_string()) => {
+                "non-unsigned-integer as unsigned-integer or string"
+            }
+            "sequence_start" | "sequence_end" | "binary_data_output" if !value.is_boolean() => {
+                "non-boolean as boolean"
+            }
+            "priority" | "timeout" if !value.is_u64() => "non-unsigned-integer as unsigned-integer",
+            _ if key.starts_with("triton_") => {
+                return Err(Error::invalid_arg(
+                    "parameter keys starting with 'triton_' are reserved for Triton usage and \
+                     should not be specified.",
+                ));
+            }
+            _ => continue,
+        };
+        return Err(Error::invalid_arg(format!(
+            "Unable to parse '{key}': attempt to access JSON {wanted}"
+        )));
+    }
+    parameters::collect(object, |key| {
+        Err(Error::invalid_arg(invalid_type_message(key)))
+    })
+}
+
+/// The binary data after the JSON header, handed out input by input.
+struct BinarySection<'a> {
+    body: &'a Bytes,
+    /// Where the next input's bytes start.
+    offset: usize,
+    header_given: bool,
+    model_name: &'a str,
+}
+
+impl BinarySection<'_> {
+    /// The next `size` bytes for input `name`, as a slice of the body.
+    fn take(&mut self, name: &str, size: usize) -> Result<Bytes, Error> {
+        if size == 0 {
+            return Ok(Bytes::new());
+        }
+        let available = self.body.len() - self.offset;
+        if size > available {
+            let hint = if self.header_given {
+                ""
+            } else {
+                " (binary tensor data needs the Inference-Header-Content-Length header)"
+            };
+            return Err(Error::invalid_arg(format!(
+                "unexpected size for input '{name}', expecting {} additional bytes for model \
+                 '{}'{hint}",
+                size - available,
+                self.model_name
+            )));
+        }
+        let data = self.body.slice(self.offset..self.offset + size);
+        self.offset += size;
+        Ok(data)
+    }
+
+    /// Checks that the inputs used all the binary data.
+    fn finish(&self) -> Result<(), Error> {
+        let left = self.body.len() - self.offset;
+        if left > 0 {
+            return Err(Error::invalid_arg(format!(
+                "unexpected additional input data for model '{}': {left} bytes after the last \
+                 input's binary data",
+                self.model_name
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn decode_input(
+    index: usize,
+    input: &InputHeader<'_>,
+    binary: &mut BinarySection<'_>,
+) -> Result<Tensor, Error> {
+    let name = match input.name {
+        Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| {
+            Error::invalid_arg(format!(
+                "Unable to parse 'name' of input {index}: attempt to access JSON non-string as \
+                 string"
+            ))
+        })?,
+        None => {
+            return Err(Error::invalid_arg(format!(
+                "Unable to parse 'name' of input {index}: attempt to access non-existing object \
+                 member 'name'"
+            )));
+        }
+    };
+    let missing = |member: &str| {
+        Error::invalid_arg(format!(
+            "Unable to parse '{member}' of input '{name}': attempt to access non-existing object \
+             member '{member}'"
+        ))
+    };
+
+    // Where the data is: parameters first, as they say whether it is binary.
+    let mut binary_size = None;
+    let mut shm_region = None;
+    let mut tensor_parameters = Parameters::new();
+    if let Some(raw) = input.parameters {
+        let mut object = parameters::parse_object(raw, &format!("input '{name}'"))?;
+        if let Some(size) = object.remove("binary_data_size") {
+            binary_size = Some(size.as_u64().ok_or_else(|| {
+                Error::invalid_arg(format!(
+                    "Unable to parse 'binary_data_size' of input '{name}': attempt to access \
+                     JSON non-unsigned-integer as unsigned-integer"
+                ))
+            })?);
+        }
+        if let Some(region) = object.remove("shared_memory_region") {
+            shm_region = Some(match region {
+                Value::String(region) => region,
+                _ => {
+                    return Err(Error::invalid_arg(format!(
+                        "Unable to parse 'shared_memory_region' of input '{name}': attempt to \
+                         access JSON non-string as string"
+                    )));
+                }
+            });
+        }
+        object.remove("shared_memory_offset");
+        object.remove("shared_memory_byte_size");
+        // Triton ignores other input parameters; values of other JSON types
+        // are dropped rather than refused.
+        tensor_parameters = parameters::collect(object, |_| Ok(()))?;
+    }
+    let sources = [
+        (input.data.is_some(), "'data'"),
+        (binary_size.is_some(), "'binary_data_size'"),
+        (shm_region.is_some(), "'shared_memory_region'"),
+    ];
+    let set: Vec<&str> = sources
+        .iter()
+        .filter(|(set, _)| *set)
+        .map(|(_, what)| *what)
+        .collect();
+    if set.len() != 1 {
+        let but = if set.is_empty() {
+            "no field is set".to_string()
+        } else {
+            format!("set {}", set.join(" "))
+        };
+        return Err(Error::invalid_arg(format!(
+            "Input '{name}' must set only one of the following fields: 'data', \
+             'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But \
+             {but}"
+        )));
+    }
+
+    let datatype_name = match input.datatype {
+        Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| {
+            Error::invalid_arg(format!(
+                "Unable to parse 'datatype' of input '{name}': attempt to access JSON non-string \
+                 as string"
+            ))
+        })?,
+        None => return Err(missing("datatype")),
+    };
+    let Some(datatype) = DataType::from_wire_name(&datatype_name) else {
+        return Err(Error::invalid_arg(format!(
+            "invalid datatype for input {name}"
+        )));
+    };
+    let shape = match input.shape {
+        Some(raw) => parse_shape(raw).ok_or_else(|| {
+            Error::invalid_arg(format!(
+                "Unable to parse 'shape' of input '{name}': expected an array of non-negative \
+                 integers, got {}",
+                raw.get()
+            ))
+        })?,
+        None => return Err(missing("shape")),
+    };
+
+    let data = if let Some(size) = binary_size {
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        binary.take(&name, size)?
+    } else if let Some(region) = shm_region {
+        // No region can be registered with this server.
+        return Err(Error::not_found(format!(
+            "Unable to find shared memory region: '{region}'"
+        )));
+    } else {
+        let raw = input.data.expect("checked above");
+        let Some(expected) = element_count(&shape) else {
+            return Err(Error::invalid_arg(format!(
+                "invalid shape for input '{name}': shape {} causes total element count to \
+                 exceed maximum size of {}",
+                format_shape(&shape),
+                i64::MAX
+            )));
+        };
+        Bytes::from(read_json_data(&name, datatype, &shape, expected, raw.get())?)
+    };
+    Ok(Tensor {
+        name,
+        datatype,
+        shape,
+        data,
+        parameters: tensor_parameters,
+    })
+}
+
+/// `[1, 3]`: dimensions are non-negative and fit `i64`.
+fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
+    let dims: Vec<u64> = serde_json::from_str(raw.get()).ok()?;
+    dims.into_iter().map(|d| i64::try_from(d).ok()).collect()
+}
+
+fn decode_outputs(raw: &RawValue) -> Result<Vec<RequestedOutput>, Error> {
+    let outputs: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
+        Error::invalid_arg("Unable to parse 'outputs': attempt to access JSON non-array as array")
+    })?;
+    outputs
+        .into_iter()
+        .enumerate()
+        .map(|(index, raw)| decode_output(index, raw))
+        .collect()
+}
+
+fn decode_output(index: usize, raw: &RawValue) -> Result<RequestedOutput, Error> {
+    let mut object: serde_json::Map<String, Value> =
+        serde_json::from_str(raw.get()).map_err(|_| {
+            Error::invalid_arg(format!(
+                "Unable to parse 'outputs': output {index} is not a JSON object"
+            ))
+        })?;
+    let name = match object.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => {
+            return Err(Error::invalid_arg(format!(
+                "Unable to parse 'name' of output {index}: attempt to access JSON non-string as \
+                 string"
+            )));
+        }
+        None => {
+            return Err(Error::invalid_arg(format!(
+                "Unable to parse 'name' of output {index}: attempt to access non-existing object \
+                 member 'name'"
+            )));
+        }
+    };
+    let mut output = RequestedOutput {
+        name,
+        ..RequestedOutput::default()
+    };
+    let object = match object.remove("parameters") {
+        None => return Ok(output),
+        Some(Value::Object(object)) => object,
+        Some(_) => {
+            return Err(Error::invalid_arg(format!(
+                "Unable to parse 'parameters' of output '{}': expected an object",
+                output.name
+            )));
+        }
+    };
+    if let Some(binary) = object.get("binary_data")
+        && !binary.is_boolean()
+    {
+        return Err(Error::invalid_arg(format!(
+            "Unable to parse 'binary_data' of output '{}': attempt to access JSON non-boolean as \
+             boolean",
+            output.name
+        )));
+    }
+    if let Some(classes) = object.get("classification") {
+        let classes = classes.as_u64().ok_or_else(|| {
+            Error::invalid_arg(format!(
+                "Unable to set 'classification' of output '{}': attempt to access JSON \
+                 non-unsigned-integer as unsigned-integer",
+                output.name
+            ))
+        })?;
+        output.class_count = u32::try_from(classes).unwrap_or(u32::MAX);
+    }
+    if let Some(region) = object.get("shared_memory_region") {
+        let Some(region) = region.as_str() else {
+            return Err(Error::invalid_arg(format!(
+                "Unable to parse 'shared_memory_region' of output '{}': attempt to access JSON \
+                 non-string as string",
+                output.name
+            )));
+        };
+        return Err(Error::not_found(format!(
+            "Unable to find shared memory region: '{region}'"
+        )));
+    }
+    // Triton ignores other output parameters; values of other JSON types are
+    // dropped rather than refused.
+    output.parameters = parameters::collect(object, |_| Ok(()))?;
+    Ok(output)
+}
+
+/// Whether output `name` goes back as binary data: its `binary_data`
+/// parameter if the request names it, else the request's
+/// `binary_data_output`, else not. (A named output without `binary_data` is
+/// JSON even with `binary_data_output: true`, as in Triton.)
+pub(crate) fn wants_binary(request: &InferRequest, name: &str) -> bool {
+    let flag = |parameters: &Parameters, key: &str| {
+        matches!(parameters.get(key), Some(ParameterValue::Bool(true)))
+    };
+    match request.outputs.iter().find(|o| o.name == name) {
+        Some(output) => flag(&output.parameters, "binary_data"),
+        None => flag(&request.parameters, "binary_data_output"),
+    }
+}
+
+/// The top-level members of the JSON header; everything else is ignored.
+/// `inputs` is parsed here in the same pass, each input's members kept as raw
+/// JSON (its `data` is parsed once its datatype is known).
+struct RequestHeader<'a> {
+    id: Option<&'a RawValue>,
+    parameters: Option<&'a RawValue>,
+    inputs: Option<Inputs<'a>>,
+    outputs: Option<&'a RawValue>,
+}
+
+struct Inputs<'a>(Vec<InputHeader<'a>>);
+
+#[derive(Default)]
+struct InputHeader<'a> {
+    name: Option<&'a RawValue>,
+    shape: Option<&'a RawValue>,
+    datatype: Option<&'a RawValue>,
+    parameters: Option<&'a RawValue>,
+    data: Option<&'a RawValue>,
+}
+
+/// Member names the header visitors look at.
+enum Member {
+    Id,
+    Parameters,
+    Inputs,
+    Outputs,
+    Name,
+    Shape,
+    Datatype,
+    Data,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl Visitor<'_> for MemberVisitor {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Member, E> {
+                Ok(match v {
+                    "id" => Member::Id,
+                    "parameters" => Member::Parameters,
+                    "inputs" => Member::Inputs,
+                    "outputs" => Member::Outputs,
+                    "name" => Member::Name,
+                    "shape" => Member::Shape,
+                    "datatype" => Member::Datatype,
+                    "data" => Member::Data,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+/// Keeps the first occurrence of a member, as RapidJSON's lookup does.
+fn keep_first<'a, 'de: 'a, A: MapAccess<'de>>(
+    slot: &mut Option<&'a RawValue>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    let value: &'de RawValue = map.next_value()?;
+    if slot.is_none() {
+        *slot = Some(value);
+    }
+    Ok(())
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RequestHeader<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HeaderVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for HeaderVisitor<'a> {
+            type Value = RequestHeader<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("the inference request to be a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut header = RequestHeader {
+                    id: None,
+                    parameters: None,
+                    inputs: None,
+                    outputs: None,
+                };
+                while let Some(member) = map.next_key::<Member>()? {
+                    match member {
+                        Member::Id => keep_first(&mut header.id, &mut map)?,
+                        Member::Parameters => keep_first(&mut header.parameters, &mut map)?,
+                        Member::Outputs => keep_first(&mut header.outputs, &mut map)?,
+                        Member::Inputs if header.inputs.is_none() => {
+                            header.inputs = Some(map.next_value()?);
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(header)
+            }
+        }
+        deserializer.deserialize_map(HeaderVisitor(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Inputs<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InputsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for InputsVisitor<'a> {
+            type Value = Inputs<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("'inputs' to be an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut inputs = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
+                while let Some(input) = seq.next_element()? {
+                    inputs.push(input);
+                }
+                Ok(Inputs(inputs))
+            }
+        }
+        deserializer.deserialize_seq(InputsVisitor(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for InputHeader<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InputVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for InputVisitor<'a> {
+            type Value = InputHeader<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("each input to be a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut input = InputHeader::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    match member {
+                        Member::Name => keep_first(&mut input.name, &mut map)?,
+                        Member::Shape => keep_first(&mut input.shape, &mut map)?,
+                        Member::Datatype => keep_first(&mut input.datatype, &mut map)?,
+                        Member::Parameters => keep_first(&mut input.parameters, &mut map)?,
+                        Member::Data => keep_first(&mut input.data, &mut map)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(input)
+            }
+        }
+        deserializer.deserialize_map(InputVisitor(std::marker::PhantomData))
+    }
+}

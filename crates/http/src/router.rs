@@ -1,0 +1,47 @@
+//! The routes: KServe v2 paths and Triton's extension paths.
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    routing::{get, post},
+};
+use oxiserve_core::Server;
+use tower_http::{compression::CompressionLayer, decompression::RequestDecompressionLayer};
+
+use crate::{
+    HttpOptions,
+    handlers::{self, health, infer, logging, metadata, repository, statistics},
+};
+
+/// The application state every handler gets.
+#[derive(Debug, Clone)]
+pub(crate) struct App {
+    pub server: Server,
+}
+
+/// Every route of the frontend, over `server`.
+pub fn router(server: Server, options: &HttpOptions) -> Router {
+    let model = Router::new()
+        .route("/", get(metadata::model))
+        .route("/ready", get(health::model_ready))
+        .route("/config", get(metadata::config))
+        .route("/stats", get(statistics::model))
+        .route("/infer", post(infer::infer));
+    Router::new()
+        .route("/v2", get(metadata::server))
+        .route("/v2/health/live", get(health::live))
+        .route("/v2/health/ready", get(health::ready))
+        .route("/v2/models/stats", get(statistics::all))
+        .nest("/v2/models/{model}", model.clone())
+        .nest("/v2/models/{model}/versions/{version}", model)
+        .route("/v2/repository/index", post(repository::index))
+        .route("/v2/repository/models/{model}/load", post(repository::load))
+        .route("/v2/repository/models/{model}/unload", post(repository::unload))
+        .route("/v2/logging", get(logging::get).post(logging::update))
+        .fallback(|| async { handlers::not_found() })
+        .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })
+        .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .layer(RequestDecompressionLayer::new())
+        .layer(CompressionLayer::new())
+        .with_state(App { server })
+}
