@@ -56,19 +56,10 @@ def _classify():
     return spec
 
 
-def _seed_model(name):
-    """input_text (BYTES, dims [1]) echoed as output__0, as in seed 000.
-
-    Python on every target: Triton's identity backend only takes tensors
-    named INPUTn/OUTPUTn, and the seed's names are fixed.
-    """
-    return ModelSpec(
-        name,
-        [Tensor("input_text", "BYTES", [1])],
-        [Tensor("output__0", "BYTES", [1])],
-        max_batch_size=4,
-        python_only=True,
-    )
+def no_backend_model(name="nobackend"):
+    """A model whose backend does not exist: it fails to load on any server."""
+    return ModelSpec(name, [Tensor("INPUT0", "FP32", [-1])], max_batch_size=8,
+                     backend="no_such_backend")
 
 
 def main_models():
@@ -98,5 +89,4 @@ def main_models():
                  extra_config="dynamic_batching { }")
     )
     specs.append(_classify())
-    specs += [_seed_model("embedding"), _seed_model("tokenizer")]
     return specs

@@ -24,6 +24,7 @@ REAL_TRITON = Path(
 START_TIMEOUT_S = float(os.environ.get("OXI_START_TIMEOUT", 180 if TARGET == "triton" else 30))
 STARTED = re.compile(r"Started HTTPService at [^\s:]+:(\d+)")
 TRITON_PORTS = range(18200, 18300)
+ERROR_LINE = re.compile(r"^E\d{4} |UNAVAILABLE|[Ee]rror:")
 
 if TARGET not in ("oxiserve", "triton"):
     raise RuntimeError(f"OXI_TARGET must be 'oxiserve' or 'triton', not {TARGET!r}")
@@ -68,6 +69,8 @@ def command(repo, flags=()):
     """The command line that serves `repo` with `flags` on the target."""
     repo = f"--model-repository={repo}"
     if TARGET == "triton":
+        if not REAL_TRITON.is_file():
+            pytest.fail(f"{REAL_TRITON} not found: set REAL_TRITON", pytrace=False)
         base = _triton_ports()
         ports = [
             f"--http-port={base}",
@@ -112,6 +115,13 @@ def run_to_exit(repo, flags=(), timeout=60):
     return status, out.decode("utf-8", "replace")
 
 
+def _summary(lines, errors=30, tail=10):
+    """The error lines (Triton's "E" lines, unavailable models) and the last lines."""
+    bad = [line for line in lines if ERROR_LINE.search(line)][:errors]
+    shown = "\n".join(bad) if bad else "(no error lines)"
+    return f"--- error lines ---\n{shown}\n--- last lines ---\n" + "\n".join(lines[-tail:])
+
+
 class Server:
     """A running server process; `url` is "127.0.0.1:PORT" for tritonclient."""
 
@@ -132,11 +142,12 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self._started.wait(0.05):
             if self.proc.poll() is not None:
-                time.sleep(0.2)  # let the drain thread read the last lines
+                self._drainer.join(5)  # read the last lines
                 self._fail(f"exited with status {self.proc.returncode} before serving")
             if time.monotonic() > deadline:
                 self._fail(f'printed no "Started HTTPService at" line in {START_TIMEOUT_S:.0f} s')
@@ -163,9 +174,11 @@ class Server:
 
     def _fail(self, why):
         self.stop()
-        cmd = " ".join(self.proc.args)
+        log = self.repo.parent / f"{self.repo.name}.server.log"
+        log.write_text(self.output() + "\n")
         pytest.fail(
-            f"{TARGET} {why}\ncommand: {cmd}\n--- output ---\n{self.output()}",
+            f"{TARGET} {why}\ncommand: {' '.join(self.proc.args)}\n"
+            f"full output: {log}\n{_summary(self.output().splitlines())}",
             pytrace=False,
         )
 

@@ -4,10 +4,10 @@ readiness, `--exit-on-error`, `--strict-readiness`, and requests to that model."
 import pytest
 import tritonclient.http as httpclient
 
+from catalog import no_backend_model
 from helpers import Http, expect_error, expect_still_serving, int32_body
 from models import identity, write_repository
 from servers import TARGET, Server, run_to_exit
-from test_model_control import no_backend_model
 
 
 def _specs():

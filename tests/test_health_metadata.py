@@ -23,6 +23,14 @@ def test_live_and_ready(client, http):
         assert http.get(path).status_code == 200, path
 
 
+@pytest.mark.oxiserve_only
+def test_port_zero_reports_the_bound_port(main_server):
+    """--http-port=0: the Started line names the port really bound."""
+    assert "--http-port=0" in main_server.proc.args
+    assert main_server.port > 0
+    assert f"Started HTTPService at 0.0.0.0:{main_server.port}" in main_server.output()
+
+
 def test_server_metadata(client, http):
     meta = client.get_server_metadata()
     assert meta["name"] == "triton"  # --id's default

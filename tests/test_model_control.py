@@ -5,15 +5,10 @@ import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
+from catalog import no_backend_model
 from helpers import Http, expect_error, expect_still_serving, int32_body, wait_for
-from models import ModelSpec, Tensor, identity, write_repository
+from models import identity, write_repository
 from servers import TARGET, Server
-
-
-def no_backend_model(name="nobackend"):
-    """A model whose backend does not exist: it fails to load on any server."""
-    return ModelSpec(name, [Tensor("INPUT0", "FP32", [-1])], max_batch_size=8,
-                     backend="no_such_backend")
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,8 @@ def test_index_lists_every_version(client):
 def test_index_ready_filter(http):
     everything = http.post("/v2/repository/index").json()
     ready = http.post("/v2/repository/index", {"ready": True}).json()
-    assert sorted(map(str, ready)) == sorted(map(str, everything))
+    key = lambda m: (m["name"], m["version"])  # noqa: E731
+    assert sorted(ready, key=key) == sorted(everything, key=key)
     assert all(set(m) == {"name", "version", "state"} for m in ready)
 
 

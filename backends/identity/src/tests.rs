@@ -43,7 +43,14 @@ fn request(inputs: &[(&str, &'static [u8])]) -> InferRequest {
     InferRequest {
         inputs: inputs
             .iter()
-            .map(|(n, d)| Tensor::new(*n, DataType::Uint8, vec![1, d.len() as i64], Bytes::from_static(d)))
+            .map(|(n, d)| {
+                Tensor::new(
+                    *n,
+                    DataType::Uint8,
+                    vec![1, d.len() as i64],
+                    Bytes::from_static(d),
+                )
+            })
             .collect(),
         ..Default::default()
     }
@@ -58,7 +65,11 @@ fn outputs_follow_input_suffixes_and_share_bytes() {
     assert_eq!(response.outputs.len(), 2);
     assert_eq!(response.outputs[0].name, "OUTPUT0");
     assert_eq!(response.outputs[0].data, Bytes::from_static(b"ab"));
-    assert_eq!(response.outputs[0].data.as_ptr(), input0.as_ptr(), "no copy");
+    assert_eq!(
+        response.outputs[0].data.as_ptr(),
+        input0.as_ptr(),
+        "no copy"
+    );
     assert_eq!(response.outputs[1].data, Bytes::from_static(b"xyz"));
     assert_eq!(response.outputs[1].shape, vec![1, 3]);
 }

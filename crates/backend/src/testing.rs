@@ -69,15 +69,25 @@ mod tests {
         let events = collected.lock().unwrap();
         assert_eq!(events.len(), 1);
         assert!(events[0].is_final);
-        assert!(matches!(&events[0].response, Some(Err(e)) if e.message.contains("without answering")));
+        assert!(
+            matches!(&events[0].response, Some(Err(e)) if e.message.contains("without answering"))
+        );
     }
 
     #[test]
     fn nothing_is_delivered_after_the_final_event() {
         let (mut request, collected) = collecting_request(InferRequest::default(), &[]);
-        request.sink.send(Ok(BackendResponse::default()), false).unwrap();
+        request
+            .sink
+            .send(Ok(BackendResponse::default()), false)
+            .unwrap();
         request.sink.send(Err(Error::internal("x")), true).unwrap();
-        assert!(request.sink.send(Ok(BackendResponse::default()), true).is_err());
+        assert!(
+            request
+                .sink
+                .send(Ok(BackendResponse::default()), true)
+                .is_err()
+        );
         drop(request);
         assert_eq!(collected.lock().unwrap().len(), 2);
     }

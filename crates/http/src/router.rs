@@ -36,7 +36,10 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         .nest("/v2/models/{model}/versions/{version}", model)
         .route("/v2/repository/index", post(repository::index))
         .route("/v2/repository/models/{model}/load", post(repository::load))
-        .route("/v2/repository/models/{model}/unload", post(repository::unload))
+        .route(
+            "/v2/repository/models/{model}/unload",
+            post(repository::unload),
+        )
         .route("/v2/logging", get(logging::get).post(logging::update))
         .fallback(|| async { handlers::not_found() })
         .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })

@@ -37,7 +37,12 @@ fn open(path: &Path) -> io::Result<File> {
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot open log file {}: {e}", path.display())))
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open log file {}: {e}", path.display()),
+            )
+        })
 }
 
 /// Installs the logger for the whole process.
@@ -57,7 +62,11 @@ pub fn init(options: &LoggingOptions) -> io::Result<LogHandle> {
 
 impl log::Log for Logger {
     fn enabled(&self, metadata: &log::Metadata) -> bool {
-        self.state.read().unwrap_or_else(|e| e.into_inner()).options.enabled(metadata.level())
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .options
+            .enabled(metadata.level())
     }
 
     fn log(&self, record: &log::Record) {
@@ -77,7 +86,13 @@ impl log::Log for Logger {
     }
 
     fn flush(&self) {
-        if let Some(mut file) = self.state.read().unwrap_or_else(|e| e.into_inner()).file.as_ref() {
+        if let Some(mut file) = self
+            .state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .file
+            .as_ref()
+        {
             let _ = file.flush();
         }
     }
@@ -88,7 +103,11 @@ impl LogControl for LogHandle {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
         let o = &state.options;
         LogSettings {
-            log_file: o.log_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            log_file: o
+                .log_file
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
             log_info: o.log_info,
             log_warning: o.log_warning,
             log_error: o.log_error,
@@ -102,7 +121,12 @@ impl LogControl for LogHandle {
     }
 
     fn update(&self, update: LogSettingsUpdate) -> Result<LogSettings> {
-        let mut options = self.state.read().unwrap_or_else(|e| e.into_inner()).options.clone();
+        let mut options = self
+            .state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .options
+            .clone();
         let format = match update.log_format.as_deref() {
             None => options.log_format,
             Some("default") => LogFormat::Default,

@@ -57,7 +57,10 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     report_flags(options);
-    let server = Server::new(server_config::from_options(options), server_config::backends());
+    let server = Server::new(
+        server_config::from_options(options),
+        server_config::backends(),
+    );
     server.set_log_control(Arc::new(log_handle));
     let repository_errors = server.load_startup_models();
     for error in &repository_errors {

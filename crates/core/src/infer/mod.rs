@@ -2,6 +2,7 @@
 //! frontend reads, and the classification extension.
 
 mod output_shaping;
+mod reshape;
 mod stream;
 pub(crate) mod validate;
 

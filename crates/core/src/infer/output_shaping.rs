@@ -8,11 +8,13 @@ use bytes::Bytes;
 use oxiserve_backend::{BackendResponse, ModelContext};
 use oxiserve_types::{DataType, Error, InferResponse, Result, Tensor, encode_bytes_elements};
 
+use super::reshape::map_shape;
+
 /// What a loaded model knows about its outputs.
 #[derive(Debug, Default)]
 pub(crate) struct OutputInfo {
-    /// (output name, configured dims) for outputs with a `reshape`.
-    pub reshaped: Vec<(String, Vec<i64>)>,
+    /// (output name, configured dims, reshape) for outputs with a `reshape`.
+    pub reshaped: Vec<(String, Vec<i64>, Vec<i64>)>,
     /// (output name, labels from its `label_filename`).
     pub labels: Vec<(String, Vec<String>)>,
     pub batching: bool,
@@ -27,8 +29,13 @@ impl OutputInfo {
             ..Default::default()
         };
         for output in &config.output {
-            if output.reshape.is_some() {
-                info.reshaped.push((output.name.clone(), output.dims.clone()));
+            if let Some(reshape) = &output.reshape {
+                let entry = (
+                    output.name.clone(),
+                    output.dims.clone(),
+                    reshape.shape.clone(),
+                );
+                info.reshaped.push(entry);
             }
             if !output.label_filename.is_empty() {
                 let path = context.model_path.join(&output.label_filename);
@@ -63,8 +70,13 @@ impl OutputShaping {
     pub fn apply(&self, response: BackendResponse) -> Result<InferResponse> {
         let mut outputs = response.outputs;
         for output in &mut outputs {
-            if let Some((_, dims)) = self.info.reshaped.iter().find(|(n, _)| *n == output.name) {
-                unreshape(output, dims, self.info.batching);
+            if let Some((_, dims, reshape)) =
+                self.info.reshaped.iter().find(|(n, ..)| *n == output.name)
+            {
+                let split = usize::from(self.info.batching).min(output.shape.len());
+                let mut shape = output.shape[..split].to_vec();
+                shape.extend(map_shape(reshape, &output.shape[split..], dims));
+                output.shape = shape;
             }
             if let Some(&(_, k)) = self.classifications.iter().find(|(n, _)| *n == output.name) {
                 let labels = self
@@ -86,22 +98,13 @@ impl OutputShaping {
     }
 }
 
-fn unreshape(output: &mut Tensor, dims: &[i64], batching: bool) {
-    if dims.iter().any(|&d| d < 0) {
-        return;
-    }
-    let mut shape = if batching {
-        output.shape[..1.min(output.shape.len())].to_vec()
-    } else {
-        Vec::new()
-    };
-    shape.extend_from_slice(dims);
-    output.shape = shape;
-}
-
 /// Top-`k` classes of each batch row of `output`, as BYTES "value:index[:label]".
 fn classify(output: &Tensor, k: u32, labels: Option<&[String]>, batching: bool) -> Result<Tensor> {
     let values = numeric_values(output)?;
+    let is_float = matches!(
+        output.datatype,
+        DataType::Fp16 | DataType::Bf16 | DataType::Fp32 | DataType::Fp64
+    );
     let rows = if batching {
         output.shape.first().copied().unwrap_or(1).max(1) as usize
     } else {
@@ -115,9 +118,15 @@ fn classify(output: &Tensor, k: u32, labels: Option<&[String]>, batching: bool) 
         order.sort_by(|&a, &b| row[b].total_cmp(&row[a]).then(a.cmp(&b)));
         for &index in order.iter().take(k) {
             let label = labels.and_then(|l| l.get(index));
+            // Triton prints floats with six decimals and integers as they are.
+            let value = if is_float {
+                format!("{:.6}", row[index])
+            } else {
+                format!("{}", row[index] as i128)
+            };
             classes.push(match label {
-                Some(label) => format!("{:.6}:{index}:{label}", row[index]),
-                None => format!("{:.6}:{index}", row[index]),
+                Some(label) => format!("{value}:{index}:{label}"),
+                None => format!("{value}:{index}"),
             });
         }
     }
@@ -137,22 +146,52 @@ fn classify(output: &Tensor, k: u32, labels: Option<&[String]>, batching: bool) 
 fn numeric_values(output: &Tensor) -> Result<Vec<f64>> {
     let d: &Bytes = &output.data;
     let values = match output.datatype {
-        DataType::Bool | DataType::Uint8 => d.iter().map(|&b| f64::from(b)).collect(),
+        DataType::Uint8 => d.iter().map(|&b| f64::from(b)).collect(),
         DataType::Int8 => d.iter().map(|&b| f64::from(b as i8)).collect(),
-        DataType::Uint16 => d.chunks_exact(2).map(|c| f64::from(u16::from_le_bytes([c[0], c[1]]))).collect(),
-        DataType::Int16 => d.chunks_exact(2).map(|c| f64::from(i16::from_le_bytes([c[0], c[1]]))).collect(),
-        DataType::Uint32 => d.chunks_exact(4).map(|c| f64::from(u32::from_le_bytes(c.try_into().unwrap()))).collect(),
-        DataType::Int32 => d.chunks_exact(4).map(|c| f64::from(i32::from_le_bytes(c.try_into().unwrap()))).collect(),
-        DataType::Uint64 => d.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
-        DataType::Int64 => d.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
-        DataType::Fp16 => d.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
-        DataType::Bf16 => d.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
-        DataType::Fp32 => d.chunks_exact(4).map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap()))).collect(),
-        DataType::Fp64 => d.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect(),
-        DataType::Bytes => {
+        DataType::Uint16 => d
+            .chunks_exact(2)
+            .map(|c| f64::from(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+        DataType::Int16 => d
+            .chunks_exact(2)
+            .map(|c| f64::from(i16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+        DataType::Uint32 => d
+            .chunks_exact(4)
+            .map(|c| f64::from(u32::from_le_bytes(c.try_into().unwrap())))
+            .collect(),
+        DataType::Int32 => d
+            .chunks_exact(4)
+            .map(|c| f64::from(i32::from_le_bytes(c.try_into().unwrap())))
+            .collect(),
+        DataType::Uint64 => d
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect(),
+        DataType::Int64 => d
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect(),
+        DataType::Fp16 => d
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
+            .collect(),
+        DataType::Bf16 => d
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
+            .collect(),
+        DataType::Fp32 => d
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap())))
+            .collect(),
+        DataType::Fp64 => d
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        DataType::Bool | DataType::Bytes => {
             return Err(Error::invalid_arg(format!(
-                "class result not available for output '{}' due to unsupported type 'BYTES'",
-                output.name
+                "class result not available for output due to unsupported type '{}'",
+                output.datatype
             )));
         }
     };
@@ -186,7 +225,12 @@ mod tests {
         assert_eq!(out.shape, vec![2, 2]);
         assert_eq!(
             strings(&out),
-            ["0.700000:1:b", "0.200000:2:c", "3.000000:0:a", "2.000000:2:c"]
+            [
+                "0.700000:1:b",
+                "0.200000:2:c",
+                "3.000000:0:a",
+                "2.000000:2:c"
+            ]
         );
     }
 
@@ -199,8 +243,24 @@ mod tests {
     }
 
     #[test]
+    fn integers_print_without_decimals() {
+        let data: Vec<u8> = [5i32, 9, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let t = Tensor::new("OUT", DataType::Int32, vec![3], Bytes::from(data));
+        assert_eq!(
+            strings(&classify(&t, 2, None, false).unwrap()),
+            ["9:1", "5:0"]
+        );
+    }
+
+    #[test]
     fn bytes_outputs_cannot_be_classified() {
-        let t = Tensor::new("OUT", DataType::Bytes, vec![1], encode_bytes_elements(["x"]));
-        assert!(classify(&t, 1, None, false).unwrap_err().message.contains("'OUT'"));
+        let t = Tensor::new(
+            "OUT",
+            DataType::Bytes,
+            vec![1],
+            encode_bytes_elements(["x"]),
+        );
+        let err = classify(&t, 1, None, false).unwrap_err();
+        assert!(err.message.contains("unsupported type 'BYTES'"), "{err}");
     }
 }

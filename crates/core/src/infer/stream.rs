@@ -88,7 +88,9 @@ pub(crate) struct StreamTarget {
 
 impl ResponseTarget for StreamTarget {
     fn deliver(&mut self, event: ResponseEvent) {
-        let response = event.response.map(|r| r.and_then(|r| self.shaping.apply(r)));
+        let response = event
+            .response
+            .map(|r| r.and_then(|r| self.shaping.apply(r)));
         if matches!(response, Some(Err(_))) {
             self.failed = true;
         }

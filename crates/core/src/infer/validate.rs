@@ -9,6 +9,8 @@ use oxiserve_proto::{
 };
 use oxiserve_types::{DataType, Error, InferRequest, Result, Tensor, element_count, format_shape};
 
+use super::reshape::map_shape;
+
 /// A request that passed validation.
 #[derive(Debug)]
 pub(crate) struct ValidRequest {
@@ -26,7 +28,11 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
     let id = &request.id;
     check_input_names(config, &request)?;
     let batching = config.max_batch_size > 0;
-    let mut batch_size = None;
+    let batch_size = if batching {
+        Some(check_batch_size(config, &request)?)
+    } else {
+        None
+    };
     for tensor in &mut request.inputs {
         let input = config
             .input
@@ -34,46 +40,57 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
             .find(|i| i.name == tensor.name)
             .expect("names checked");
         check_datatype(config, id, input, tensor)?;
-        let dims = if batching {
-            let Some(&batch) = tensor.shape.first() else {
-                return Err(shape_error(config, id, input, tensor));
-            };
-            if batch > i64::from(config.max_batch_size) {
-                return Err(request_error(
-                    id,
-                    format!(
-                        "inference request batch-size must be <= {} for '{model}'",
-                        config.max_batch_size
-                    ),
-                ));
-            }
-            if *batch_size.get_or_insert(batch) != batch {
-                return Err(request_error(
-                    id,
-                    format!(
-                        "input '{}' batch size does not match other inputs for '{model}'",
-                        tensor.name
-                    ),
-                ));
-            }
-            &tensor.shape[1..]
-        } else {
-            &tensor.shape[..]
-        };
+        let dims = &tensor.shape[usize::from(batching)..];
         if !dims_match(&input.dims, dims) {
             return Err(shape_error(config, id, input, tensor));
         }
         check_byte_size(model, id, tensor)?;
         if let Some(reshape) = &input.reshape {
-            apply_reshape(reshape, tensor, batching);
+            apply_reshape(input, reshape, tensor, batching);
         }
     }
     let requested_outputs = requested_outputs(config, &request)?;
     Ok(ValidRequest {
         request,
         requested_outputs,
-        batch_size: batch_size.unwrap_or(1).max(0) as u64,
+        batch_size: batch_size.unwrap_or(1),
     })
+}
+
+/// The batch size of a batching model's request: every input's first
+/// dimension, equal across inputs and at most `max_batch_size`.
+fn check_batch_size(config: &ModelConfig, request: &InferRequest) -> Result<u64> {
+    let model = &config.name;
+    let mut batch_size = None;
+    for tensor in &request.inputs {
+        let Some(&batch) = tensor.shape.first() else {
+            let input = config
+                .input
+                .iter()
+                .find(|i| i.name == tensor.name)
+                .expect("names checked");
+            return Err(shape_error(config, &request.id, input, tensor));
+        };
+        if *batch_size.get_or_insert(batch) != batch {
+            return Err(request_error(
+                &request.id,
+                format!(
+                    "input '{}' batch size does not match other inputs for '{model}'",
+                    tensor.name
+                ),
+            ));
+        }
+        if batch > i64::from(config.max_batch_size) {
+            return Err(request_error(
+                &request.id,
+                format!(
+                    "inference request batch-size must be <= {} for '{model}'",
+                    config.max_batch_size
+                ),
+            ));
+        }
+    }
+    Ok(batch_size.unwrap_or(1).max(0) as u64)
 }
 
 /// An error about the request, prefixed with its id as Triton does.
@@ -139,7 +156,12 @@ fn check_input_names(config: &ModelConfig, request: &InferRequest) -> Result<()>
     Ok(())
 }
 
-fn check_datatype(config: &ModelConfig, id: &str, input: &ModelInput, tensor: &Tensor) -> Result<()> {
+fn check_datatype(
+    config: &ModelConfig,
+    id: &str,
+    input: &ModelInput,
+    tensor: &Tensor,
+) -> Result<()> {
     let expected = DataType::from_config_number(input.data_type);
     if expected == Some(tensor.datatype) {
         return Ok(());
@@ -257,26 +279,20 @@ fn check_bytes_layout(model: &str, id: &str, tensor: &Tensor, expected: usize) -
     Ok(())
 }
 
-/// Gives the backend the configured `reshape` shape (after the batch
-/// dimension); a -1 in it takes the size that keeps the element count.
-fn apply_reshape(reshape: &ModelTensorReshape, tensor: &mut Tensor, batching: bool) {
-    let (batch, dims) = if batching {
-        (tensor.shape[..1].to_vec(), &tensor.shape[1..])
-    } else {
-        (Vec::new(), &tensor.shape[..])
-    };
-    let elements = element_count(dims).unwrap_or(0) as i64;
-    let known: i64 = reshape.shape.iter().filter(|&&d| d >= 0).product();
-    let mut shape = batch;
-    shape.extend(reshape.shape.iter().map(|&d| {
-        if d >= 0 {
-            d
-        } else if known > 0 {
-            elements / known
-        } else {
-            0
-        }
-    }));
+/// Gives the backend the configured `reshape` shape (after the batch dimension).
+fn apply_reshape(
+    input: &ModelInput,
+    reshape: &ModelTensorReshape,
+    tensor: &mut Tensor,
+    batching: bool,
+) {
+    let split = usize::from(batching);
+    let mut shape = tensor.shape[..split].to_vec();
+    shape.extend(map_shape(
+        &input.dims,
+        &tensor.shape[split..],
+        &reshape.shape,
+    ));
     tensor.shape = shape;
 }
 

@@ -24,7 +24,11 @@ pub struct ModelMetadata {
 impl ModelMetadata {
     /// The metadata of `config` served as `versions`.
     pub fn new(config: &ModelConfig, versions: Vec<String>) -> Self {
-        let batch: &[i64] = if config.max_batch_size > 0 { &[-1] } else { &[] };
+        let batch: &[i64] = if config.max_batch_size > 0 {
+            &[-1]
+        } else {
+            &[]
+        };
         let tensor = |name: &str, data_type: i32, dims: &[i64]| TensorMetadata {
             name: name.to_string(),
             datatype: DataType::from_config_number(data_type)

@@ -7,5 +7,5 @@ mod table;
 
 pub use loaded::LoadedModel;
 pub use metadata::{ModelMetadata, TensorMetadata};
-pub use table::{ModelState, VersionStatus};
 pub(crate) use table::{ModelEntry, ModelTable, VersionSlot};
+pub use table::{ModelState, VersionStatus};

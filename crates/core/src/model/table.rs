@@ -81,7 +81,13 @@ impl ModelEntry {
                     state: ModelState::Unavailable,
                     reason: reason.to_string(),
                 };
-                (v, VersionSlot { status, model: None })
+                (
+                    v,
+                    VersionSlot {
+                        status,
+                        model: None,
+                    },
+                )
             })
             .collect();
         ModelEntry {
@@ -106,7 +112,10 @@ impl ModelTable {
 
     /// Replaces a model's entry; returns the previous one.
     pub fn replace(&self, name: &str, entry: ModelEntry) -> Option<ModelEntry> {
-        self.entries.write().unwrap().insert(name.to_string(), entry)
+        self.entries
+            .write()
+            .unwrap()
+            .insert(name.to_string(), entry)
     }
 
     /// The entry of `name`, cloned.

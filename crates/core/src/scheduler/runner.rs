@@ -48,7 +48,9 @@ impl InstanceRunner {
             }
             Err(_) => {
                 let _ = thread.join();
-                Err(Error::internal("the instance panicked while it was created"))
+                Err(Error::internal(
+                    "the instance panicked while it was created",
+                ))
             }
         }
     }
@@ -116,7 +118,10 @@ fn execute(instance: &mut dyn ModelInstance, batch: Vec<Job>, stats: &StatsColle
         log::error!("{label}: the model panicked while executing; its requests got errors");
     }
     let compute_start = timing.compute_start().unwrap_or(exec_start).max(exec_start);
-    let compute_end = timing.compute_end().unwrap_or(exec_end).clamp(compute_start, exec_end);
+    let compute_end = timing
+        .compute_end()
+        .unwrap_or(exec_end)
+        .clamp(compute_start, exec_end);
     let mut times = ExecutionTimes {
         queue: Default::default(),
         compute_input: compute_start - exec_start,

@@ -146,9 +146,14 @@ impl Server {
     /// table, replacing (then shutting down) what was there.
     fn install(&self, model: ScannedModel) -> ModelEntry {
         let _guard = self.inner.lifecycle.lock().unwrap();
+        let previous = self.inner.models.get(&model.name);
         let entry = match model.outcome {
             Err(errors) => {
-                let reason = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+                let reason = errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 log::error!("failed to load '{}': {reason}", model.name);
                 ModelEntry {
                     failure: Some(reason),
@@ -157,6 +162,19 @@ impl Server {
             }
             Ok(spec) => self.load_versions(spec),
         };
+        let failed = entry.failure.is_some() || entry.versions.values().any(|s| s.model.is_none());
+        if let Some(previous) = previous.filter(|p| failed && p.loaded().next().is_some()) {
+            // A failed reload leaves the loaded model serving, as in Triton.
+            log::error!(
+                "reload of '{}' failed; the loaded versions keep serving",
+                model.name
+            );
+            self.inner.models.replace(&model.name, previous);
+            for new_model in entry.loaded() {
+                new_model.shutdown();
+            }
+            return entry;
+        }
         let old = self.inner.models.replace(&model.name, entry.clone());
         for old_model in old.iter().flat_map(|e| e.loaded()) {
             old_model.shutdown();
@@ -188,7 +206,11 @@ impl Server {
             );
             let slot = match self.load_version(context) {
                 Ok(model) => {
-                    log::info!("successfully loaded '{}' version {}", config.name, version.version);
+                    log::info!(
+                        "successfully loaded '{}' version {}",
+                        config.name,
+                        version.version
+                    );
                     VersionSlot {
                         status: VersionStatus {
                             version: version.version,

@@ -21,7 +21,7 @@ impl Server {
             match entry.ready(version) {
                 Some(model) => Ok(model.clone()),
                 None => Err(match version {
-                    Some(v) if entry.versions.contains_key(&v) => Error::not_found(format!(
+                    Some(v) if entry.versions.contains_key(&v) => Error::unavailable(format!(
                         "Request for unknown model: '{name}' version {v} is not at ready state"
                     )),
                     Some(_) => unknown_model(name, version),
@@ -57,7 +57,11 @@ impl Server {
 
     /// Statistics of one model (one version or all its loaded versions), or of
     /// every loaded model when `name` is `None`.
-    pub fn statistics(&self, name: Option<&str>, version: Option<i64>) -> Result<Vec<ModelStatistics>> {
+    pub fn statistics(
+        &self,
+        name: Option<&str>,
+        version: Option<i64>,
+    ) -> Result<Vec<ModelStatistics>> {
         match name {
             None => Ok(self.inner.models.read(|models| {
                 models
@@ -69,9 +73,9 @@ impl Server {
                 if let Some(v) = version {
                     return match self.model(name, Some(v)) {
                         Ok(model) => Ok(vec![model.statistics()]),
-                        Err(_) if self.model(name, None).is_ok() => Err(Error::invalid_arg(format!(
-                            "requested model version is not available for model '{name}'"
-                        ))),
+                        Err(_) if self.model(name, None).is_ok() => Err(Error::invalid_arg(
+                            format!("requested model version is not available for model '{name}'"),
+                        )),
                         Err(_) => Err(not_available(name)),
                     };
                 }

@@ -109,12 +109,18 @@ impl Server {
         if !self.inner.config.strict_readiness {
             return true;
         }
+        // Every model it tried to load is ready, or was unloaded on request.
+        let unloaded = |reason: &str| reason == "unloaded";
         self.inner.models.read(|models| {
-            models.values().all(|entry| {
-                entry
-                    .versions
-                    .values()
-                    .all(|slot| slot.model.is_some() || slot.status.reason.starts_with("unloaded"))
+            models.values().all(|entry| match &entry.failure {
+                Some(reason) => unloaded(reason),
+                None => {
+                    !entry.versions.is_empty()
+                        && entry
+                            .versions
+                            .values()
+                            .all(|slot| slot.model.is_some() || unloaded(&slot.status.reason))
+                }
             })
         })
     }

@@ -53,7 +53,11 @@ fn executions_count_inferences_and_batch_sizes() {
     stats.record_execution(1, &times(1));
     let s = stats.snapshot("m", 3);
     assert_eq!((s.inference_count, s.execution_count), (9, 3));
-    let sizes: Vec<_> = s.batch_stats.iter().map(|b| (b.batch_size, b.compute_infer.count)).collect();
+    let sizes: Vec<_> = s
+        .batch_stats
+        .iter()
+        .map(|b| (b.batch_size, b.compute_infer.count))
+        .collect();
     assert_eq!(sizes, vec![(1, 1), (4, 2)]);
     assert_eq!(s.version, 3);
 }

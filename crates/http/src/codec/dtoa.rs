@@ -1,11 +1,11 @@
-//! Grisu2 double-to-digits, as RapidJSON (and so Triton) does it.
+//! Grisu2 double-to-digits, as RapidJSON 1.1.0 (and so Triton 2.51) does it.
 //!
 //! Grisu2 gives digits that read back to the same double, usually the
 //! shortest ones, but not always the closest: Triton writes the f32 0.15 as
 //! `0.15000000596046449` where a shortest-round-trip printer (ryu) writes
 //! `0.15000000596046448`. Matching Triton's bytes needs the same algorithm,
 //! the same cached powers of ten and the same rounding steps; this is
-//! Loitsch's Grisu2 laid out as in RapidJSON's `internal/dtoa.h`.
+//! Loitsch's Grisu2 laid out as in RapidJSON 1.1.0's `internal/dtoa.h`.
 
 /// A 64-bit significand and a binary exponent: `f * 2^e`.
 #[derive(Clone, Copy)]
@@ -104,84 +104,84 @@ const CACHED_POWERS: [(u64, i16); 87] = [
     (0xab70fe17c79ac6ca, -1060), // 1e-300
     (0xff77b1fcbebcdc4f, -1034), // 1e-292
     (0xbe5691ef416bd60c, -1007), // 1e-284
-    (0x8dd01fad907ffc3c, -980), // 1e-276
-    (0xd3515c2831559a83, -954), // 1e-268
-    (0x9d71ac8fada6c9b5, -927), // 1e-260
-    (0xea9c227723ee8bcb, -901), // 1e-252
-    (0xaecc49914078536d, -874), // 1e-244
-    (0x823c12795db6ce57, -847), // 1e-236
-    (0xc21094364dfb5637, -821), // 1e-228
-    (0x9096ea6f3848984f, -794), // 1e-220
-    (0xd77485cb25823ac7, -768), // 1e-212
-    (0xa086cfcd97bf97f4, -741), // 1e-204
-    (0xef340a98172aace5, -715), // 1e-196
-    (0xb23867fb2a35b28e, -688), // 1e-188
-    (0x84c8d4dfd2c63f3b, -661), // 1e-180
-    (0xc5dd44271ad3cdba, -635), // 1e-172
-    (0x936b9fcebb25c996, -608), // 1e-164
-    (0xdbac6c247d62a584, -582), // 1e-156
-    (0xa3ab66580d5fdaf6, -555), // 1e-148
-    (0xf3e2f893dec3f126, -529), // 1e-140
-    (0xb5b5ada8aaff80b8, -502), // 1e-132
-    (0x87625f056c7c4a8b, -475), // 1e-124
-    (0xc9bcff6034c13053, -449), // 1e-116
-    (0x964e858c91ba2655, -422), // 1e-108
-    (0xdff9772470297ebd, -396), // 1e-100
-    (0xa6dfbd9fb8e5b88f, -369), // 1e-92
-    (0xf8a95fcf88747d94, -343), // 1e-84
-    (0xb94470938fa89bcf, -316), // 1e-76
-    (0x8a08f0f8bf0f156b, -289), // 1e-68
-    (0xcdb02555653131b6, -263), // 1e-60
-    (0x993fe2c6d07b7fac, -236), // 1e-52
-    (0xe45c10c42a2b3b06, -210), // 1e-44
-    (0xaa242499697392d3, -183), // 1e-36
-    (0xfd87b5f28300ca0e, -157), // 1e-28
-    (0xbce5086492111aeb, -130), // 1e-20
-    (0x8cbccc096f5088cc, -103), // 1e-12
-    (0xd1b71758e219652c, -77), // 1e-4
-    (0x9c40000000000000, -50), // 1e4
-    (0xe8d4a51000000000, -24), // 1e12
-    (0xad78ebc5ac620000, 3), // 1e20
-    (0x813f3978f8940984, 30), // 1e28
-    (0xc097ce7bc90715b3, 56), // 1e36
-    (0x8f7e32ce7bea5c70, 83), // 1e44
-    (0xd5d238a4abe98068, 109), // 1e52
-    (0x9f4f2726179a2245, 136), // 1e60
-    (0xed63a231d4c4fb27, 162), // 1e68
-    (0xb0de65388cc8ada8, 189), // 1e76
-    (0x83c7088e1aab65db, 216), // 1e84
-    (0xc45d1df942711d9a, 242), // 1e92
-    (0x924d692ca61be758, 269), // 1e100
-    (0xda01ee641a708dea, 295), // 1e108
-    (0xa26da3999aef774a, 322), // 1e116
-    (0xf209787bb47d6b85, 348), // 1e124
-    (0xb454e4a179dd1877, 375), // 1e132
-    (0x865b86925b9bc5c2, 402), // 1e140
-    (0xc83553c5c8965d3d, 428), // 1e148
-    (0x952ab45cfa97a0b3, 455), // 1e156
-    (0xde469fbd99a05fe3, 481), // 1e164
-    (0xa59bc234db398c25, 508), // 1e172
-    (0xf6c69a72a3989f5c, 534), // 1e180
-    (0xb7dcbf5354e9bece, 561), // 1e188
-    (0x88fcf317f22241e2, 588), // 1e196
-    (0xcc20ce9bd35c78a5, 614), // 1e204
-    (0x98165af37b2153df, 641), // 1e212
-    (0xe2a0b5dc971f303a, 667), // 1e220
-    (0xa8d9d1535ce3b396, 694), // 1e228
-    (0xfb9b7cd9a4a7443c, 720), // 1e236
-    (0xbb764c4ca7a44410, 747), // 1e244
-    (0x8bab8eefb6409c1a, 774), // 1e252
-    (0xd01fef10a657842c, 800), // 1e260
-    (0x9b10a4e5e9913129, 827), // 1e268
-    (0xe7109bfba19c0c9d, 853), // 1e276
-    (0xac2820d9623bf429, 880), // 1e284
-    (0x80444b5e7aa7cf85, 907), // 1e292
-    (0xbf21e44003acdd2d, 933), // 1e300
-    (0x8e679c2f5e44ff8f, 960), // 1e308
-    (0xd433179d9c8cb841, 986), // 1e316
-    (0x9e19db92b4e31ba9, 1013), // 1e324
-    (0xeb96bf6ebadf77d9, 1039), // 1e332
-    (0xaf87023b9bf0ee6b, 1066), // 1e340
+    (0x8dd01fad907ffc3c, -980),  // 1e-276
+    (0xd3515c2831559a83, -954),  // 1e-268
+    (0x9d71ac8fada6c9b5, -927),  // 1e-260
+    (0xea9c227723ee8bcb, -901),  // 1e-252
+    (0xaecc49914078536d, -874),  // 1e-244
+    (0x823c12795db6ce57, -847),  // 1e-236
+    (0xc21094364dfb5637, -821),  // 1e-228
+    (0x9096ea6f3848984f, -794),  // 1e-220
+    (0xd77485cb25823ac7, -768),  // 1e-212
+    (0xa086cfcd97bf97f4, -741),  // 1e-204
+    (0xef340a98172aace5, -715),  // 1e-196
+    (0xb23867fb2a35b28e, -688),  // 1e-188
+    (0x84c8d4dfd2c63f3b, -661),  // 1e-180
+    (0xc5dd44271ad3cdba, -635),  // 1e-172
+    (0x936b9fcebb25c996, -608),  // 1e-164
+    (0xdbac6c247d62a584, -582),  // 1e-156
+    (0xa3ab66580d5fdaf6, -555),  // 1e-148
+    (0xf3e2f893dec3f126, -529),  // 1e-140
+    (0xb5b5ada8aaff80b8, -502),  // 1e-132
+    (0x87625f056c7c4a8b, -475),  // 1e-124
+    (0xc9bcff6034c13053, -449),  // 1e-116
+    (0x964e858c91ba2655, -422),  // 1e-108
+    (0xdff9772470297ebd, -396),  // 1e-100
+    (0xa6dfbd9fb8e5b88f, -369),  // 1e-92
+    (0xf8a95fcf88747d94, -343),  // 1e-84
+    (0xb94470938fa89bcf, -316),  // 1e-76
+    (0x8a08f0f8bf0f156b, -289),  // 1e-68
+    (0xcdb02555653131b6, -263),  // 1e-60
+    (0x993fe2c6d07b7fac, -236),  // 1e-52
+    (0xe45c10c42a2b3b06, -210),  // 1e-44
+    (0xaa242499697392d3, -183),  // 1e-36
+    (0xfd87b5f28300ca0e, -157),  // 1e-28
+    (0xbce5086492111aeb, -130),  // 1e-20
+    (0x8cbccc096f5088cc, -103),  // 1e-12
+    (0xd1b71758e219652c, -77),   // 1e-4
+    (0x9c40000000000000, -50),   // 1e4
+    (0xe8d4a51000000000, -24),   // 1e12
+    (0xad78ebc5ac620000, 3),     // 1e20
+    (0x813f3978f8940984, 30),    // 1e28
+    (0xc097ce7bc90715b3, 56),    // 1e36
+    (0x8f7e32ce7bea5c70, 83),    // 1e44
+    (0xd5d238a4abe98068, 109),   // 1e52
+    (0x9f4f2726179a2245, 136),   // 1e60
+    (0xed63a231d4c4fb27, 162),   // 1e68
+    (0xb0de65388cc8ada8, 189),   // 1e76
+    (0x83c7088e1aab65db, 216),   // 1e84
+    (0xc45d1df942711d9a, 242),   // 1e92
+    (0x924d692ca61be758, 269),   // 1e100
+    (0xda01ee641a708dea, 295),   // 1e108
+    (0xa26da3999aef774a, 322),   // 1e116
+    (0xf209787bb47d6b85, 348),   // 1e124
+    (0xb454e4a179dd1877, 375),   // 1e132
+    (0x865b86925b9bc5c2, 402),   // 1e140
+    (0xc83553c5c8965d3d, 428),   // 1e148
+    (0x952ab45cfa97a0b3, 455),   // 1e156
+    (0xde469fbd99a05fe3, 481),   // 1e164
+    (0xa59bc234db398c25, 508),   // 1e172
+    (0xf6c69a72a3989f5c, 534),   // 1e180
+    (0xb7dcbf5354e9bece, 561),   // 1e188
+    (0x88fcf317f22241e2, 588),   // 1e196
+    (0xcc20ce9bd35c78a5, 614),   // 1e204
+    (0x98165af37b2153df, 641),   // 1e212
+    (0xe2a0b5dc971f303a, 667),   // 1e220
+    (0xa8d9d1535ce3b396, 694),   // 1e228
+    (0xfb9b7cd9a4a7443c, 720),   // 1e236
+    (0xbb764c4ca7a44410, 747),   // 1e244
+    (0x8bab8eefb6409c1a, 774),   // 1e252
+    (0xd01fef10a657842c, 800),   // 1e260
+    (0x9b10a4e5e9913129, 827),   // 1e268
+    (0xe7109bfba19c0c9d, 853),   // 1e276
+    (0xac2820d9623bf429, 880),   // 1e284
+    (0x80444b5e7aa7cf85, 907),   // 1e292
+    (0xbf21e44003acdd2d, 933),   // 1e300
+    (0x8e679c2f5e44ff8f, 960),   // 1e308
+    (0xd433179d9c8cb841, 986),   // 1e316
+    (0x9e19db92b4e31ba9, 1013),  // 1e324
+    (0xeb96bf6ebadf77d9, 1039),  // 1e332
+    (0xaf87023b9bf0ee6b, 1066),  // 1e340
 ];
 
 const POW10: [u64; 20] = [
@@ -217,7 +217,10 @@ fn cached_power(e: i32) -> (DiyFp, i32) {
     }
     let index = ((k >> 3) + 1) as usize;
     let (f, e) = CACHED_POWERS[index];
-    (DiyFp { f, e: i32::from(e) }, -(-348 + ((index as i32) << 3)))
+    (
+        DiyFp { f, e: i32::from(e) },
+        -(-348 + ((index as i32) << 3)),
+    )
 }
 
 fn count_decimal_digits(n: u32) -> u32 {
@@ -237,12 +240,14 @@ fn count_decimal_digits(n: u32) -> u32 {
 
 fn grisu_round(digits: &mut [u8], delta: u64, mut rest: u64, ten_kappa: u64, wp_w: u64) {
     let last = digits.len() - 1;
+    // Unsigned arithmetic wraps, as in the C++ original.
     while rest < wp_w
-        && delta - rest >= ten_kappa
-        && (rest + ten_kappa < wp_w || wp_w - rest > rest + ten_kappa - wp_w)
+        && delta.wrapping_sub(rest) >= ten_kappa
+        && (rest.wrapping_add(ten_kappa) < wp_w
+            || wp_w - rest > rest.wrapping_add(ten_kappa).wrapping_sub(wp_w))
     {
         digits[last] -= 1;
-        rest += ten_kappa;
+        rest = rest.wrapping_add(ten_kappa);
     }
 }
 
@@ -292,9 +297,19 @@ fn digit_gen(w: DiyFp, mp: DiyFp, mut delta: u64, buffer: &mut [u8; 32], k: &mut
         kappa -= 1;
         if p2 < delta {
             *k += kappa;
+            // RapidJSON 1.1.0, which Triton is built with, only rounds here
+            // when fewer than 9 digits were generated past the point (later
+            // versions use `index < 20`); this is why Triton writes some
+            // 17-digit values one unit off the closest.
             let index = (-kappa) as usize;
-            let scale = if index < 20 { POW10[index] } else { 0 };
-            grisu_round(&mut buffer[..len], delta, p2, one_f, wp_w.wrapping_mul(scale));
+            let scale = if index < 9 { POW10[index] } else { 0 };
+            grisu_round(
+                &mut buffer[..len],
+                delta,
+                p2,
+                one_f,
+                wp_w.wrapping_mul(scale),
+            );
             return len;
         }
     }

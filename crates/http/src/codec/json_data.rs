@@ -13,34 +13,104 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 
 use super::json_write;
 
-/// Parses the JSON `data` of input `name` (the raw JSON text of the member)
-/// into the tensor's bytes. `expected` is the element count of the input's
-/// shape; the number of elements must match it.
-pub(crate) fn read_json_data(
-    name: &str,
-    datatype: DataType,
-    shape: &[i64],
-    expected: usize,
-    raw: &str,
-) -> Result<Vec<u8>, Error> {
-    match datatype {
-        DataType::Bool => read_typed::<BoolElement>(name, datatype, shape, expected, raw),
-        DataType::Uint8 => read_typed::<UintElement<u8>>(name, datatype, shape, expected, raw),
-        DataType::Uint16 => read_typed::<UintElement<u16>>(name, datatype, shape, expected, raw),
-        DataType::Uint32 => read_typed::<UintElement<u32>>(name, datatype, shape, expected, raw),
-        DataType::Uint64 => read_typed::<UintElement<u64>>(name, datatype, shape, expected, raw),
-        DataType::Int8 => read_typed::<IntElement<i8>>(name, datatype, shape, expected, raw),
-        DataType::Int16 => read_typed::<IntElement<i16>>(name, datatype, shape, expected, raw),
-        DataType::Int32 => read_typed::<IntElement<i32>>(name, datatype, shape, expected, raw),
-        DataType::Int64 => read_typed::<IntElement<i64>>(name, datatype, shape, expected, raw),
-        DataType::Fp32 => read_typed::<Fp32Element>(name, datatype, shape, expected, raw),
-        DataType::Fp64 => read_typed::<Fp64Element>(name, datatype, shape, expected, raw),
-        DataType::Bytes => read_typed::<BytesElement>(name, datatype, shape, expected, raw),
+/// The input whose JSON `data` is read, for checks and messages.
+pub(crate) struct DataTarget<'a> {
+    pub model: &'a str,
+    pub name: &'a str,
+    pub datatype: DataType,
+    pub shape: &'a [i64],
+    /// The element count of `shape`; the number of elements must match it.
+    pub expected: usize,
+    /// Whether the request's `NaN`, `Infinity` and `-Infinity` literals were
+    /// rewritten to placeholder strings (see [`special_literals`]).
+    pub specials: bool,
+}
+
+/// Parses the JSON `data` of an input (the raw JSON text of the member)
+/// into the tensor's bytes, flattening nested arrays.
+pub(crate) fn read_json_data(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u8>, Error> {
+    match target.datatype {
+        DataType::Bool => read_typed::<BoolElement>(target, raw),
+        DataType::Uint8 => read_typed::<UintElement<u8>>(target, raw),
+        DataType::Uint16 => read_typed::<UintElement<u16>>(target, raw),
+        DataType::Uint32 => read_typed::<UintElement<u32>>(target, raw),
+        DataType::Uint64 => read_typed::<UintElement<u64>>(target, raw),
+        DataType::Int8 => read_typed::<IntElement<i8>>(target, raw),
+        DataType::Int16 => read_typed::<IntElement<i16>>(target, raw),
+        DataType::Int32 => read_typed::<IntElement<i32>>(target, raw),
+        DataType::Int64 => read_typed::<IntElement<i64>>(target, raw),
+        DataType::Fp32 => read_typed::<Fp32Element>(target, raw),
+        DataType::Fp64 => read_typed::<Fp64Element>(target, raw),
+        DataType::Bytes => read_typed::<BytesElement>(target, raw),
         // Triton 2.51's text, word for word.
         DataType::Fp16 | DataType::Bf16 => Err(Error::invalid_arg(format!(
-            "receiving {datatype} data via JSON is not supported. Please use the binary data \
-             format for input {name}"
+            "receiving {} data via JSON is not supported. Please use the binary data format \
+             for input {}",
+            target.datatype, target.name
         ))),
+    }
+}
+
+/// `NaN`, `Infinity` and `-Infinity` literals, which Triton's parser accepts
+/// (RapidJSON's `kParseNanAndInfFlag`) and Python's `json.dumps` writes, but
+/// serde_json does not: [`special_literals::rewrite`] turns them into
+/// placeholder strings that no valid request holds (a NUL character, then the
+/// literal), and [`special_literals::value`] reads them back.
+pub(crate) mod special_literals {
+    const LITERALS: [(&[u8], &[u8], f64); 3] = [
+        (b"NaN", b"\"\\u0000NaN\"", f64::NAN),
+        (b"Infinity", b"\"\\u0000Infinity\"", f64::INFINITY),
+        (b"-Infinity", b"\"\\u0000-Infinity\"", f64::NEG_INFINITY),
+    ];
+
+    /// A copy of `json` with the literals outside strings replaced; `None`
+    /// when there are none.
+    pub(crate) fn rewrite(json: &[u8]) -> Option<Vec<u8>> {
+        let mut out: Option<Vec<u8>> = None;
+        let mut copied = 0;
+        let mut in_string = false;
+        let mut i = 0;
+        while i < json.len() {
+            let b = json[i];
+            if in_string {
+                match b {
+                    b'\\' => i += 1,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            if b == b'"' {
+                in_string = true;
+                i += 1;
+                continue;
+            }
+            if let Some((literal, placeholder, _)) = LITERALS
+                .iter()
+                .find(|(literal, _, _)| json[i..].starts_with(literal))
+            {
+                let out = out.get_or_insert_with(|| Vec::with_capacity(json.len() + 16));
+                out.extend_from_slice(&json[copied..i]);
+                out.extend_from_slice(placeholder);
+                i += literal.len();
+                copied = i;
+                continue;
+            }
+            i += 1;
+        }
+        let mut out = out?;
+        out.extend_from_slice(&json[copied..]);
+        Some(out)
+    }
+
+    /// The value of a placeholder string.
+    pub(crate) fn value(s: &str) -> Option<f64> {
+        let literal = s.strip_prefix('\0')?.as_bytes();
+        LITERALS
+            .iter()
+            .find(|(l, _, _)| *l == literal)
+            .map(|(_, _, value)| *value)
     }
 }
 
@@ -214,6 +284,10 @@ impl fmt::Display for Got {
             Got::Bool(v) => write!(f, "{v}"),
             Got::U64(v) => write!(f, "{v}"),
             Got::I64(v) => write!(f, "{v}"),
+            Got::F64(v) if v.is_nan() => f.write_str("NaN"),
+            Got::F64(v) if v.is_infinite() => {
+                f.write_str(if *v > 0.0 { "Infinity" } else { "-Infinity" })
+            }
             Got::F64(v) => write!(f, "{v:?}"),
             Got::Str => f.write_str("a string"),
             Got::Null => f.write_str("null"),
@@ -231,11 +305,17 @@ struct Sink<E> {
     expected: usize,
     /// The first refused element: its index, value and why.
     refused: Option<(usize, Got, Reject)>,
+    /// Whether placeholder strings stand for NaN and the infinities.
+    specials: bool,
     element: std::marker::PhantomData<E>,
 }
 
 impl<E: Element> Sink<E> {
-    fn take(&mut self, got: impl FnOnce() -> Got, put: impl FnOnce(&mut Vec<u8>) -> Result<(), Reject>) -> Result<(), ()> {
+    fn take(
+        &mut self,
+        got: impl FnOnce() -> Got,
+        put: impl FnOnce(&mut Vec<u8>) -> Result<(), Reject>,
+    ) -> Result<(), ()> {
         let index = self.count;
         self.count += 1;
         if index >= self.expected {
@@ -274,22 +354,31 @@ impl<'de, E: Element> Visitor<'de> for &mut Sink<E> {
     }
 
     fn visit_bool<Err: de::Error>(self, v: bool) -> Result<(), Err> {
-        self.take(|| Got::Bool(v), |out| E::bool(out, v)).map_err(stop)
+        self.take(|| Got::Bool(v), |out| E::bool(out, v))
+            .map_err(stop)
     }
 
     fn visit_u64<Err: de::Error>(self, v: u64) -> Result<(), Err> {
-        self.take(|| Got::U64(v), |out| E::u64(out, v)).map_err(stop)
+        self.take(|| Got::U64(v), |out| E::u64(out, v))
+            .map_err(stop)
     }
 
     fn visit_i64<Err: de::Error>(self, v: i64) -> Result<(), Err> {
-        self.take(|| Got::I64(v), |out| E::i64(out, v)).map_err(stop)
+        self.take(|| Got::I64(v), |out| E::i64(out, v))
+            .map_err(stop)
     }
 
     fn visit_f64<Err: de::Error>(self, v: f64) -> Result<(), Err> {
-        self.take(|| Got::F64(v), |out| E::f64(out, v)).map_err(stop)
+        self.take(|| Got::F64(v), |out| E::f64(out, v))
+            .map_err(stop)
     }
 
     fn visit_str<Err: de::Error>(self, v: &str) -> Result<(), Err> {
+        if self.specials
+            && let Some(value) = special_literals::value(v)
+        {
+            return self.visit_f64(value);
+        }
         self.take(|| Got::Str, |out| E::str(out, v)).map_err(stop)
     }
 
@@ -300,17 +389,20 @@ impl<'de, E: Element> Visitor<'de> for &mut Sink<E> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // Drain it so that the error is ours, not a parse error.
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        self.take(|| Got::Object, |_| Err(Reject::Type)).map_err(stop)
+        self.take(|| Got::Object, |_| Err(Reject::Type))
+            .map_err(stop)
     }
 }
 
-fn read_typed<E: Element>(
-    name: &str,
-    datatype: DataType,
-    shape: &[i64],
-    expected: usize,
-    raw: &str,
-) -> Result<Vec<u8>, Error> {
+fn read_typed<E: Element>(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u8>, Error> {
+    let DataTarget {
+        model,
+        name,
+        datatype,
+        shape,
+        expected,
+        specials,
+    } = *target;
     if !raw.starts_with('[') {
         return Err(Error::invalid_arg(format!(
             "Unable to parse 'data' of input '{name}': expected an array of {}",
@@ -325,6 +417,7 @@ fn read_typed<E: Element>(
         count: 0,
         expected,
         refused: None,
+        specials,
         element: std::marker::PhantomData,
     };
     let mut deserializer = serde_json::Deserializer::from_str(raw);
@@ -352,13 +445,28 @@ fn read_typed<E: Element>(
             super::request::strip_position(&err)
         )));
     }
-    if sink.count != expected {
-        return Err(Error::invalid_arg(format!(
-            "Unable to parse 'data' of input '{name}': Shape does not match true shape of \
-             'data' field: shape {} has {expected} elements, 'data' has {}",
-            format_shape(shape),
-            sink.count
-        )));
+    let count = sink.count;
+    if count != expected {
+        return Err(Error::invalid_arg(if datatype == DataType::Bytes {
+            // Triton's core finds these, in these words.
+            if count < expected {
+                format!(
+                    "expected {expected} string elements for inference input '{name}' for model \
+                     '{model}', got {count}"
+                )
+            } else {
+                format!(
+                    "unexpected number of string elements {count} for inference input '{name}' \
+                     for model '{model}', expecting {expected}"
+                )
+            }
+        } else {
+            format!(
+                "Unable to parse 'data' of input '{name}': Shape does not match true shape of \
+                 'data' field: shape {} has {expected} elements, 'data' has {count}",
+                format_shape(shape)
+            )
+        }));
     }
     Ok(sink.out)
 }
@@ -394,9 +502,9 @@ pub(crate) fn write_json_data(
     out.reserve(count.saturating_mul(json_width(datatype)).min(1 << 30) + 2);
     out.push(b'[');
     match datatype {
-        DataType::Bool => write_elements::<1>(out, data, |out, b| {
-            json_write::write_bool(out, b[0] != 0)
-        }),
+        DataType::Bool => {
+            write_elements::<1>(out, data, |out, b| json_write::write_bool(out, b[0] != 0))
+        }
         DataType::Uint8 => write_elements::<1>(out, data, |out, b| {
             json_write::write_u64(out, u64::from(b[0]))
         }),
@@ -486,8 +594,24 @@ mod tests {
     use super::*;
 
     fn read(datatype: DataType, shape: &[i64], raw: &str) -> Result<Vec<u8>, Error> {
-        let count = oxiserve_types::element_count(shape).unwrap();
-        read_json_data("IN", datatype, shape, count, raw)
+        read_with(datatype, shape, raw, false)
+    }
+
+    fn read_with(
+        datatype: DataType,
+        shape: &[i64],
+        raw: &str,
+        specials: bool,
+    ) -> Result<Vec<u8>, Error> {
+        let target = DataTarget {
+            model: "m",
+            name: "IN",
+            datatype,
+            shape,
+            expected: oxiserve_types::element_count(shape).unwrap(),
+            specials,
+        };
+        read_json_data(&target, raw)
     }
 
     fn write(datatype: DataType, count: usize, data: &[u8]) -> Result<String, Error> {
@@ -506,8 +630,14 @@ mod tests {
 
     #[test]
     fn reads_every_json_datatype() {
-        assert_eq!(read(DataType::Bool, &[3], "[true,false,true]").unwrap(), [1, 0, 1]);
-        assert_eq!(read(DataType::Uint8, &[3], "[0,1,255]").unwrap(), [0, 1, 255]);
+        assert_eq!(
+            read(DataType::Bool, &[3], "[true,false,true]").unwrap(),
+            [1, 0, 1]
+        );
+        assert_eq!(
+            read(DataType::Uint8, &[3], "[0,1,255]").unwrap(),
+            [0, 1, 255]
+        );
         assert_eq!(
             read(DataType::Uint16, &[3], "[0,1,65535]").unwrap(),
             le(&[0u16, 1, 65535])
@@ -520,7 +650,10 @@ mod tests {
             read(DataType::Uint64, &[2], "[0,18446744073709551615]").unwrap(),
             le(&[0u64, u64::MAX])
         );
-        assert_eq!(read(DataType::Int8, &[3], "[-128,0,127]").unwrap(), le(&[-128i8, 0, 127]));
+        assert_eq!(
+            read(DataType::Int8, &[3], "[-128,0,127]").unwrap(),
+            le(&[-128i8, 0, 127])
+        );
         assert_eq!(
             read(DataType::Int16, &[2], "[-32768,32767]").unwrap(),
             le(&[i16::MIN, i16::MAX])
@@ -530,19 +663,30 @@ mod tests {
             le(&[i32::MIN, i32::MAX])
         );
         assert_eq!(
-            read(DataType::Int64, &[2], "[-9223372036854775808,9223372036854775807]").unwrap(),
+            read(
+                DataType::Int64,
+                &[2],
+                "[-9223372036854775808,9223372036854775807]"
+            )
+            .unwrap(),
             le(&[i64::MIN, i64::MAX])
         );
         let fp32: Vec<u8> = [1.5f32, 0.1, 2.0, f32::INFINITY]
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
-        assert_eq!(read(DataType::Fp32, &[4], "[1.5,0.1,2,1e40]").unwrap(), fp32);
+        assert_eq!(
+            read(DataType::Fp32, &[4], "[1.5,0.1,2,1e40]").unwrap(),
+            fp32
+        );
         let fp64: Vec<u8> = [0.1f64, 1e300, -2.5, -3.0]
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
-        assert_eq!(read(DataType::Fp64, &[4], "[0.1,1e300,-2.5,-3]").unwrap(), fp64);
+        assert_eq!(
+            read(DataType::Fp64, &[4], "[0.1,1e300,-2.5,-3]").unwrap(),
+            fp64
+        );
         assert_eq!(
             read(DataType::Bytes, &[3], r#"["안녕", "", "a\"\u0000"]"#).unwrap(),
             oxiserve_types::encode_bytes_elements(["안녕".as_bytes(), b"", b"a\"\0"]).to_vec()
@@ -565,8 +709,14 @@ mod tests {
             read(DataType::Bytes, &[2, 1], r#"[["a"],["bc"]]"#).unwrap(),
             oxiserve_types::encode_bytes_elements(["a", "bc"]).to_vec()
         );
-        assert_eq!(read(DataType::Fp32, &[1, 0], "[]").unwrap(), Vec::<u8>::new());
-        assert_eq!(read(DataType::Fp32, &[0, 3], "[[]]").unwrap(), Vec::<u8>::new());
+        assert_eq!(
+            read(DataType::Fp32, &[1, 0], "[]").unwrap(),
+            Vec::<u8>::new()
+        );
+        assert_eq!(
+            read(DataType::Fp32, &[0, 3], "[[]]").unwrap(),
+            Vec::<u8>::new()
+        );
     }
 
     #[test]
@@ -582,7 +732,8 @@ mod tests {
             (DataType::Fp64, r#"[{"a":1}]"#, "got an object at element 0"),
             (DataType::Bytes, "[5]", "got 5 at element 0"),
         ] {
-            let err = read(datatype, &[1], raw).unwrap_err();
+            let count = raw.matches(',').count() as i64 + 1;
+            let err = read(datatype, &[count], raw).unwrap_err();
             assert!(err.message.contains("input 'IN'"), "{err}");
             assert!(err.message.contains(got), "{raw}: {err}");
             assert!(err.message.contains(datatype.wire_name()), "{err}");
@@ -608,7 +759,11 @@ mod tests {
             (DataType::Int8, "[-129]", "-129"),
             (DataType::Int16, "[40000]", "40000"),
             (DataType::Int32, "[3000000000]", "3000000000"),
-            (DataType::Int64, "[9223372036854775808]", "9223372036854775808"),
+            (
+                DataType::Int64,
+                "[9223372036854775808]",
+                "9223372036854775808",
+            ),
         ] {
             let err = read(datatype, &[1], raw).unwrap_err();
             assert_eq!(
@@ -631,16 +786,55 @@ mod tests {
         );
         let err = read(DataType::Fp32, &[1, 3], "[[1,2],[3,4]]").unwrap_err();
         assert!(err.message.contains("'data' has 4"), "{err}");
+        // BYTES counts: the words of Triton's core, which finds these.
         let err = read(DataType::Bytes, &[2], r#"["a"]"#).unwrap_err();
-        assert!(err.message.contains("shape [2] has 2 elements, 'data' has 1"), "{err}");
+        assert_eq!(
+            err.message,
+            "expected 2 string elements for inference input 'IN' for model 'm', got 1"
+        );
         let err = read(DataType::Bytes, &[1], r#"["a","b"]"#).unwrap_err();
-        assert!(err.message.contains("'data' has 2"), "{err}");
+        assert_eq!(
+            err.message,
+            "unexpected number of string elements 2 for inference input 'IN' for model 'm', \
+             expecting 1"
+        );
         // Elements past the shape are counted, never kept.
         let err = read(DataType::Int64, &[1], "[1,2,3,4,5,6,7,8,9,10]").unwrap_err();
         assert!(err.message.contains("'data' has 10"), "{err}");
         // A bad element past the shape's count is not looked at.
         let err = read(DataType::Uint8, &[1], "[1,\"x\"]").unwrap_err();
         assert!(err.message.contains("'data' has 2"), "{err}");
+    }
+
+    #[test]
+    fn special_literals_round_trip() {
+        use special_literals::{rewrite, value};
+        assert_eq!(rewrite(br#"{"a":[1,2],"s":"NaN"}"#), None);
+        let rewritten = rewrite(br#"{"s":"x\"NaN","d":[NaN,-Infinity,Infinity,1]}"#).unwrap();
+        assert_eq!(
+            String::from_utf8(rewritten).unwrap(),
+            r#"{"s":"x\"NaN","d":["\u0000NaN","\u0000-Infinity","\u0000Infinity",1]}"#
+        );
+        assert!(value("\0NaN").unwrap().is_nan());
+        assert_eq!(value("\0-Infinity"), Some(f64::NEG_INFINITY));
+        assert_eq!(value("NaN"), None);
+
+        let raw = r#"["\u0000NaN","\u0000Infinity","\u0000-Infinity"]"#;
+        let data = read_with(DataType::Fp32, &[3], raw, true).unwrap();
+        let values: Vec<f32> = data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert!(values[0].is_nan());
+        assert_eq!(values[1..], [f32::INFINITY, f32::NEG_INFINITY]);
+        let data = read_with(DataType::Fp64, &[1], r#"["\u0000-Infinity"]"#, true).unwrap();
+        assert_eq!(data, f64::NEG_INFINITY.to_le_bytes());
+        // Without the rewrite they are strings; integers and BYTES refuse them.
+        assert!(read_with(DataType::Fp32, &[1], r#"["\u0000NaN"]"#, false).is_err());
+        let err = read_with(DataType::Int32, &[1], r#"["\u0000NaN"]"#, true).unwrap_err();
+        assert!(err.message.contains("got NaN at element 0"), "{err}");
+        let err = read_with(DataType::Bytes, &[1], r#"["\u0000Infinity"]"#, true).unwrap_err();
+        assert!(err.message.contains("got Infinity at element 0"), "{err}");
     }
 
     #[test]
@@ -667,9 +861,18 @@ mod tests {
 
     #[test]
     fn writes_every_json_datatype() {
-        assert_eq!(write(DataType::Bool, 3, &[1, 0, 7]).unwrap(), "[true,false,true]");
-        assert_eq!(write(DataType::Uint8, 3, &[0, 1, 255]).unwrap(), "[0,1,255]");
-        assert_eq!(write(DataType::Uint16, 2, &le(&[1u16, 65535])).unwrap(), "[1,65535]");
+        assert_eq!(
+            write(DataType::Bool, 3, &[1, 0, 7]).unwrap(),
+            "[true,false,true]"
+        );
+        assert_eq!(
+            write(DataType::Uint8, 3, &[0, 1, 255]).unwrap(),
+            "[0,1,255]"
+        );
+        assert_eq!(
+            write(DataType::Uint16, 2, &le(&[1u16, 65535])).unwrap(),
+            "[1,65535]"
+        );
         assert_eq!(
             write(DataType::Uint32, 2, &le(&[0u32, u32::MAX])).unwrap(),
             "[0,4294967295]"
@@ -678,8 +881,14 @@ mod tests {
             write(DataType::Uint64, 2, &le(&[0u64, u64::MAX])).unwrap(),
             "[0,18446744073709551615]"
         );
-        assert_eq!(write(DataType::Int8, 2, &le(&[-128i8, 127])).unwrap(), "[-128,127]");
-        assert_eq!(write(DataType::Int16, 1, &le(&[-32768i16])).unwrap(), "[-32768]");
+        assert_eq!(
+            write(DataType::Int8, 2, &le(&[-128i8, 127])).unwrap(),
+            "[-128,127]"
+        );
+        assert_eq!(
+            write(DataType::Int16, 1, &le(&[-32768i16])).unwrap(),
+            "[-32768]"
+        );
         assert_eq!(
             write(DataType::Int32, 3, &le(&[i32::MIN, 0, i32::MAX])).unwrap(),
             "[-2147483648,0,2147483647]"
@@ -740,8 +949,14 @@ mod tests {
             (DataType::Int8, "[-128,0,127]"),
             (DataType::Int16, "[-32768,0,32767]"),
             (DataType::Int32, "[-2147483648,0,2147483647]"),
-            (DataType::Int64, "[-9223372036854775808,0,9223372036854775807]"),
-            (DataType::Fp32, "[1.5,0.10000000149011612,-3.3999999521443644e38]"),
+            (
+                DataType::Int64,
+                "[-9223372036854775808,0,9223372036854775807]",
+            ),
+            (
+                DataType::Fp32,
+                "[1.5,0.10000000149011612,-3.3999999521443644e38]",
+            ),
             (DataType::Fp64, "[0.1,1e300,-2.5]"),
             (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
         ] {

@@ -2,7 +2,8 @@
 //! through `TritonJson`) writes: compact, strings escaped the RapidJSON way
 //! with the bytes otherwise copied as they are (so BYTES elements that are not
 //! UTF-8 go out raw, as Triton sends them), and doubles in RapidJSON's
-//! shortest round-trip notation (`1.0`, `0.1`, `1e300`, `3.4e38`, `Infinity`).
+//! notation (`1.0`, `0.1`, `1e300`, `3.4e38`, `Infinity`) with its Grisu2
+//! digits.
 //!
 //! serde_json cannot do this: it writes `null` for infinities and NaN, uses
 //! other thresholds for exponent notation, lower-case `\u001f` escapes, and
@@ -65,8 +66,8 @@ pub(crate) fn write_bool(out: &mut Vec<u8>, value: bool) {
 }
 
 /// Appends a double the way RapidJSON's `Writer::Double` does with
-/// `kWriteNanAndInfFlag`: `NaN`, `Infinity`, `-Infinity`, `0.0`, otherwise the
-/// shortest digits that round-trip laid out by RapidJSON's `Prettify`.
+/// `kWriteNanAndInfFlag`: `NaN`, `Infinity`, `-Infinity`, `0.0`, otherwise
+/// the Grisu2 digits laid out by RapidJSON's `Prettify`.
 pub(crate) fn write_f64(out: &mut Vec<u8>, value: f64) {
     if value.is_nan() {
         out.extend_from_slice(b"NaN");
@@ -88,62 +89,14 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, value: f64) {
         });
         return;
     }
-    let mut buffer = ryu::Buffer::new();
-    let text = buffer.format_finite(value).as_bytes();
-    let (negative, text) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    // Shortest significant digits and the decimal exponent `kk`, with
-    // 10^(kk-1) <= |value| < 10^kk, recovered from ryu's layout
-    // (`123.45`, `0.00123`, `100.0`, `1e-7`, `1.2345e20`).
-    let mut digits = [0u8; 24];
-    let mut len = 0;
-    let kk: i32;
-    if let Some(e) = text.iter().position(|&c| c == b'e') {
-        for &c in &text[..e] {
-            if c != b'.' {
-                digits[len] = c;
-                len += 1;
-            }
-        }
-        kk = parse_exponent(&text[e + 1..]) + 1;
-    } else {
-        let dot = text.iter().position(|&c| c == b'.').unwrap_or(text.len());
-        let (int_part, frac_part) = (&text[..dot], text.get(dot + 1..).unwrap_or(&[]));
-        if int_part == b"0" {
-            let zeros = frac_part.iter().take_while(|&&c| c == b'0').count();
-            for &c in &frac_part[zeros..] {
-                digits[len] = c;
-                len += 1;
-            }
-            kk = -(zeros as i32);
-        } else {
-            for &c in int_part.iter().chain(frac_part) {
-                digits[len] = c;
-                len += 1;
-            }
-            kk = int_part.len() as i32;
-        }
-    }
-    while len > 1 && digits[len - 1] == b'0' {
-        len -= 1;
-    }
-    if negative {
+    let mut value = value;
+    if value < 0.0 {
         out.push(b'-');
+        value = -value;
     }
-    prettify(out, &digits[..len], kk);
-}
-
-fn parse_exponent(text: &[u8]) -> i32 {
-    let (negative, text) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    let value = text
-        .iter()
-        .fold(0i32, |acc, &c| acc * 10 + i32::from(c - b'0'));
-    if negative { -value } else { value }
+    let mut buffer = [0u8; 32];
+    let (len, k) = super::dtoa::grisu2(value, &mut buffer);
+    prettify(out, &buffer[..len], len as i32 + k);
 }
 
 /// RapidJSON's `Prettify(buffer, length, k)` with `kk = length + k`.
@@ -216,9 +169,12 @@ mod tests {
         assert_eq!(f64_text(1e16), "10000000000000000.0");
         assert_eq!(f64_text(1e20), "100000000000000000000.0");
         assert_eq!(f64_text(1.5e20), "150000000000000000000.0");
-        assert_eq!(f64_text(1e21), "1000000000000000000000.0");
+        assert_eq!(f64_text(1e21), "1e21");
         assert_eq!(f64_text(1e22), "1e22");
-        assert_eq!(f64_text(1.25e22), "1.25e22");
+        assert_eq!(f64_text(1.5e21), "1.5e21");
+        // RapidJSON 1.1.0's Grisu2, as Triton writes it (not the shortest).
+        assert_eq!(f64_text(1.25e22), "1.2499999999999999e22");
+        assert_eq!(f64_text(1.5e22), "1.5e22");
         assert_eq!(f64_text(123.456), "123.456");
         assert_eq!(f64_text(0.001234), "0.001234");
         assert_eq!(f64_text(1e-6), "0.000001");
@@ -228,6 +184,56 @@ mod tests {
         assert_eq!(f64_text(5e-324), "5e-324");
         assert_eq!(f64_text(f64::MAX), "1.7976931348623157e308");
         assert_eq!(f64_text(123456789012.5), "123456789012.5");
+    }
+
+    #[test]
+    fn doubles_as_triton_2_51_writes_them() {
+        // (bits, Triton's text) from FP64/FP32 identity round trips through a
+        // real Triton 2.51, which agreed on all 8005 values sent. The first
+        // ones are where RapidJSON 1.1.0's Grisu2 is not the closest.
+        let cases: &[(u64, &str)] = &[
+            (0x44852d02c7e14af6, "1.2499999999999999e22"),
+            (0x6d752c5d4c73a942, "1.8685528395882078e219"),
+            (0x6fe4f1d81fcff454, "1.0161572489726496e231"),
+            (0x5dceac72f543bbcf, "7.4808872844515609e143"),
+            (0x43f93577175f0cd2, "29063823471623874000.0"),
+            (0x5e2146a1fa882692, "2.6965522090880569e145"),
+            (0x6b251e7030a1f6d5, "1.3560581157992568e208"),
+            (0x2938916e57708107, "4.0863257914713958e-110"),
+            (0x54faacfef0b37868, "2.3338634601556076e101"),
+            (0x538670da1978cec0, "2.3404940206499036e94"),
+            (0x0d8de7b96a1eccda, "2.1898775680650704e-243"),
+            (0x300013f4bc90a6ec, "1.7356489160641286e-77"),
+            (0x4c49ac46860a7da1, "3.2230345186361128e59"),
+            (0x74e194d4b59a5969, "1.0311909086801176e255"),
+            (0x5e5c50423764b52e, "3.5355063995473197e146"),
+            (0x60c636d0cd4944b6, "1.5249546346493518e158"),
+            (0x7d695b620aa25068, "1.2955763805658527e296"),
+            (0x7b85746026784184, "1.0209069206977825e287"),
+            (0x2cc3dd783aa725cb, "4.7617045978745748e-93"),
+            (0x38f97ce2b6307bad, "3.0679864614932229e-34"),
+            (0x017fafabc9f0b072, "1.8482244815273622e-301"),
+            (0x5b2dc822c5bc647a, "1.6515008092889838e131"),
+            (0x419a5dc1adbfb00e, "110588011.43719504"),
+            (0x4f98c0217b142708, "2.7987435195652576e75"),
+            (0x3fb999999999999a, "0.1"),
+            (0x4415af1d78b58c40, "100000000000000000000.0"),
+            (0x3e7ad7f29abcaf48, "1e-7"),
+            (0x7fefffffffffffff, "1.7976931348623157e308"),
+            (0x405edd2f1a9fbe77, "123.456"),
+            (0x3fe5555555555555, "0.6666666666666666"),
+            (0x4341c37937e08000, "10000000000000000.0"),
+            (0x3fd3333333333333, "0.3"),
+            (0x4340000000000000, "9007199254740992.0"),
+            (0x38de4a60c0000000, "9.115227450488682e-35"),
+            (0x4469f35e60000000, "3.829641291159059e21"),
+            (0x45cc7031c0000000, "1.7602429809054046e28"),
+            (0x4540af95e0000000, "4.03439839082086e25"),
+            (0x458224ee20000000, "7.019220024761339e26"),
+        ];
+        for &(bits, expected) in cases {
+            assert_eq!(f64_text(f64::from_bits(bits)), expected, "{bits:016x}");
+        }
     }
 
     #[test]
@@ -276,5 +282,52 @@ mod tests {
             out,
             b"-9223372036854775808,18446744073709551615,true".to_vec()
         );
+    }
+}
+#[cfg(test)]
+mod tmp_bench {
+    #[test]
+    #[ignore]
+    fn tmp_bench_f64() {
+        let t = std::time::Instant::now();
+        let mut out = Vec::with_capacity(30_000_000);
+        for i in 0..1_000_000 {
+            super::write_f64(&mut out, f64::from((i as f32) * 0.001 + 0.123));
+            out.push(b',');
+        }
+        eprintln!("write_f64 1M: {:?} {}", t.elapsed(), out.len());
+        let t = std::time::Instant::now();
+        let mut n = 0usize;
+        for i in 0..1_000_000 {
+            let mut b = [0u8; 32];
+            n += super::super::dtoa::grisu2(f64::from((i as f32) * 0.001 + 0.123), &mut b).0;
+        }
+        eprintln!("grisu 1M: {:?} {}", t.elapsed(), n);
+        use std::io::Write;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let mut o2 = Vec::with_capacity(30_000_000);
+            for i in 0..1_000_000 {
+                write!(o2, "{}", f64::from((i as f32) * 0.001 + 0.123)).unwrap();
+                o2.push(b',');
+            }
+            eprintln!("std fmt 1M: {:?} {}", t.elapsed(), o2.len());
+            let t = std::time::Instant::now();
+            let mut o3 = Vec::with_capacity(30_000_000);
+            for i in 0..1_000_000 {
+                super::write_f64(&mut o3, f64::from((i as f32) * 0.001 + 0.123));
+                o3.push(b',');
+            }
+            eprintln!("ours 1M: {:?} {}", t.elapsed(), o3.len());
+        }
+        let t = std::time::Instant::now();
+        let text = String::from_utf8(out).unwrap();
+        let mut sum = 0.0;
+        for tok in text.split(',') {
+            if !tok.is_empty() {
+                sum += tok.parse::<f64>().unwrap();
+            }
+        }
+        eprintln!("std parse 1M: {:?} {}", t.elapsed(), sum);
     }
 }

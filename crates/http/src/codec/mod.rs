@@ -8,6 +8,7 @@
 //! both with Triton's binary tensor data extension and matching Triton 2.51's
 //! output byte for byte (member order, number formatting, error texts).
 
+mod dtoa;
 mod json_data;
 mod json_write;
 mod parameters;

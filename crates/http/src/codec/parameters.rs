@@ -4,6 +4,7 @@ use oxiserve_types::{Error, ParameterValue, Parameters};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::json_data::special_literals;
 use super::json_write;
 
 /// A parameter value JSON cannot hold as a [`ParameterValue`] (an array, an
@@ -25,13 +26,24 @@ pub(crate) fn parse_object(
 
 /// Converts parsed members. Values that are not a bool, number or string go
 /// to `on_invalid`, which may refuse the request or skip the value.
+///
+/// `specials`: the header went through the NaN and infinity rewrite, whose
+/// placeholder strings are doubles here.
 pub(crate) fn collect(
     object: serde_json::Map<String, Value>,
+    specials: bool,
     mut on_invalid: impl FnMut(&str) -> Result<(), Error>,
 ) -> Result<Parameters, Error> {
     let mut parameters = Parameters::new();
     for (key, value) in object {
-        match to_parameter(value) {
+        let value = match value {
+            Value::String(s) if specials => match special_literals::value(&s) {
+                Some(value) => Ok(ParameterValue::Double(value)),
+                None => Ok(ParameterValue::String(s)),
+            },
+            value => to_parameter(value),
+        };
+        match value {
             Ok(value) => {
                 parameters.insert(key, value);
             }
@@ -94,13 +106,13 @@ mod tests {
         on_invalid: impl FnMut(&str) -> Result<(), Error>,
     ) -> Result<Parameters, Error> {
         let raw = RawValue::from_string(text.to_string()).unwrap();
-        collect(parse_object(&raw, owner)?, on_invalid)
+        collect(parse_object(&raw, owner)?, false, on_invalid)
     }
 
     #[test]
     fn parses_each_value_type() {
         let parameters = parse_parameters(
-            (r#"{"s":"x","i":-7,"u":18446744073709551615,"d":1.5,"b":true}"#),
+            r#"{"s":"x","i":-7,"u":18446744073709551615,"d":1.5,"b":true}"#,
             "the request",
             |key| Err(Error::invalid_arg(invalid_type_message(key))),
         )
@@ -114,7 +126,7 @@ mod tests {
 
     #[test]
     fn invalid_values_go_to_the_callback() {
-        let err = parse_parameters((r#"{"foo":{"a":1}}"#), "the request", |key| {
+        let err = parse_parameters(r#"{"foo":{"a":1}}"#, "the request", |key| {
             Err(Error::invalid_arg(invalid_type_message(key)))
         })
         .unwrap_err();
@@ -123,8 +135,7 @@ mod tests {
             "parameter 'foo' has invalid type. It should be either 'int', 'bool', or 'string'."
         );
         let parameters =
-            parse_parameters((r#"{"a":[1],"b":null,"c":1}"#), "input 'X'", |_| Ok(()))
-                .unwrap();
+            parse_parameters(r#"{"a":[1],"b":null,"c":1}"#, "input 'X'", |_| Ok(())).unwrap();
         assert_eq!(parameters.len(), 1);
         let err = parse_parameters("5", "input 'X'", |_| Ok(())).unwrap_err();
         assert_eq!(

@@ -13,7 +13,7 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::json_data::read_json_data;
+use super::json_data::{DataTarget, read_json_data, special_literals};
 use super::parameters::{self, invalid_type_message};
 
 /// Whether Triton would take this body as a raw binary request: an
@@ -68,48 +68,99 @@ pub fn decode_infer_request(
         Some(length) => length,
         None => body.len(),
     };
-    let header: RequestHeader<'_> =
-        serde_json::from_slice(&body[..json_length]).map_err(|err| {
-            header_parse_error(&err, header_length.is_none() && !body.is_empty())
-        })?;
-
-    let mut request = InferRequest {
-        model_name: model_name.to_string(),
-        model_version,
-        ..InferRequest::default()
-    };
-    if let Some(id) = header.id {
-        request.id = serde_json::from_str::<String>(id.get()).map_err(|_| {
-            Error::invalid_arg("Unable to parse 'id': attempt to access JSON non-string as string")
-        })?;
-    }
-    if let Some(raw) = header.parameters {
-        request.parameters = request_parameters(raw)?;
-    }
-
-    let Some(inputs) = header.inputs else {
-        return Err(Error::invalid_arg(
-            "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
-        ));
-    };
+    let json = &body[..json_length];
+    let no_header_length = header_length.is_none() && !body.is_empty();
     let mut binary = BinarySection {
         body: &body,
         offset: json_length,
         header_given: header_length.is_some(),
         model_name,
     };
-    request.inputs = inputs
-        .0
-        .iter()
-        .enumerate()
-        .map(|(index, input)| decode_input(index, input, &mut binary))
-        .collect::<Result<_, _>>()?;
-    binary.finish()?;
+    let mut decoder = Decoder {
+        model_name,
+        specials: false,
+    };
+    let header = match serde_json::from_slice::<RequestHeader<'_>>(json) {
+        Ok(header) => header,
+        Err(err) => {
+            // The slow path: NaN and infinity literals, which serde_json
+            // refuses, become placeholder strings in a copy of the header.
+            let rewritten = match err.classify() {
+                serde_json::error::Category::Syntax => special_literals::rewrite(json),
+                _ => None,
+            };
+            let Some(rewritten) = rewritten else {
+                return Err(header_parse_error(&err, no_header_length));
+            };
+            let header = serde_json::from_slice::<RequestHeader<'_>>(&rewritten)
+                .map_err(|err| header_parse_error(&err, no_header_length))?;
+            decoder.specials = true;
+            return decoder.decode(&header, model_version, &mut binary);
+        }
+    };
+    decoder.decode(&header, model_version, &mut binary)
+}
 
-    if let Some(raw) = header.outputs {
-        request.outputs = decode_outputs(raw)?;
+/// What decoding a header needs besides the header.
+struct Decoder<'a> {
+    model_name: &'a str,
+    /// Whether the header went through [`special_literals::rewrite`].
+    specials: bool,
+}
+
+impl Decoder<'_> {
+    fn decode(
+        &self,
+        header: &RequestHeader<'_>,
+        model_version: Option<i64>,
+        binary: &mut BinarySection<'_>,
+    ) -> Result<InferRequest, Error> {
+        let mut request = InferRequest {
+            model_name: self.model_name.to_string(),
+            model_version,
+            ..InferRequest::default()
+        };
+        if let Some(id) = header.id {
+            request.id = self.string(id).ok_or_else(|| {
+                Error::invalid_arg(
+                    "Unable to parse 'id': attempt to access JSON non-string as string",
+                )
+            })?;
+        }
+        if let Some(raw) = header.parameters {
+            request.parameters = request_parameters(raw, self.specials)?;
+        }
+        let Some(inputs) = &header.inputs else {
+            return Err(Error::invalid_arg(
+                "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
+            ));
+        };
+        request.inputs = inputs
+            .0
+            .iter()
+            .enumerate()
+            .map(|(index, input)| decode_input(self, index, input, binary))
+            .collect::<Result<_, _>>()?;
+        binary.finish()?;
+        if let Some(raw) = header.outputs {
+            request.outputs = decode_outputs(self, raw)?;
+        }
+        Ok(request)
     }
-    Ok(request)
+
+    /// A JSON string member (never a NaN or infinity placeholder).
+    fn string(&self, raw: &RawValue) -> Option<String> {
+        let s: String = serde_json::from_str(raw.get()).ok()?;
+        self.plain(s)
+    }
+
+    /// `s`, unless it is a placeholder for a literal that is not a string.
+    fn plain(&self, s: String) -> Option<String> {
+        if self.specials && special_literals::value(&s).is_some() {
+            return None;
+        }
+        Some(s)
+    }
 }
 
 /// The error for a header that does not parse.
@@ -118,7 +169,7 @@ fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error 
     match err.classify() {
         Category::Data => Error::invalid_arg(format!("Unable to parse the request JSON: {err}")),
         Category::Syntax | Category::Eof | Category::Io => {
-            let hint = if no_header_length && err.classify() == Category::Syntax {
+            let hint = if no_header_length && err.to_string().starts_with("trailing characters") {
                 " (a body with binary tensor data needs the Inference-Header-Content-Length \
                  header)"
             } else {
@@ -142,7 +193,7 @@ pub(crate) fn strip_position(err: &serde_json::Error) -> String {
 }
 
 /// Request parameters, typed as Triton requires for the ones it interprets.
-fn request_parameters(raw: &RawValue) -> Result<Parameters, Error> {
+fn request_parameters(raw: &RawValue, specials: bool) -> Result<Parameters, Error> {
     let object = parameters::parse_object(raw, "the request")?;
     for (key, value) in &object {
         // RapidJSON's words for the type Triton requires.
@@ -166,7 +217,7 @@ fn request_parameters(raw: &RawValue) -> Result<Parameters, Error> {
             "Unable to parse '{key}': attempt to access JSON {wanted}"
         )));
     }
-    parameters::collect(object, |key| {
+    parameters::collect(object, specials, |key| {
         Err(Error::invalid_arg(invalid_type_message(key)))
     })
 }
@@ -220,12 +271,13 @@ impl BinarySection<'_> {
 }
 
 fn decode_input(
+    decoder: &Decoder<'_>,
     index: usize,
     input: &InputHeader<'_>,
     binary: &mut BinarySection<'_>,
 ) -> Result<Tensor, Error> {
     let name = match input.name {
-        Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| {
+        Some(raw) => decoder.string(raw).ok_or_else(|| {
             Error::invalid_arg(format!(
                 "Unable to parse 'name' of input {index}: attempt to access JSON non-string as \
                  string"
@@ -274,19 +326,19 @@ fn decode_input(
         object.remove("shared_memory_byte_size");
         // Triton ignores other input parameters; values of other JSON types
         // are dropped rather than refused.
-        tensor_parameters = parameters::collect(object, |_| Ok(()))?;
+        tensor_parameters = parameters::collect(object, decoder.specials, |_| Ok(()))?;
     }
     let sources = [
         (input.data.is_some(), "'data'"),
         (binary_size.is_some(), "'binary_data_size'"),
         (shm_region.is_some(), "'shared_memory_region'"),
     ];
-    let set: Vec<&str> = sources
-        .iter()
-        .filter(|(set, _)| *set)
-        .map(|(_, what)| *what)
-        .collect();
-    if set.len() != 1 {
+    if sources.iter().filter(|(set, _)| *set).count() != 1 {
+        let set: Vec<&str> = sources
+            .iter()
+            .filter(|(set, _)| *set)
+            .map(|(_, what)| *what)
+            .collect();
         let but = if set.is_empty() {
             "no field is set".to_string()
         } else {
@@ -300,7 +352,7 @@ fn decode_input(
     }
 
     let datatype_name = match input.datatype {
-        Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| {
+        Some(raw) => decoder.string(raw).ok_or_else(|| {
             Error::invalid_arg(format!(
                 "Unable to parse 'datatype' of input '{name}': attempt to access JSON non-string \
                  as string"
@@ -318,7 +370,7 @@ fn decode_input(
             Error::invalid_arg(format!(
                 "Unable to parse 'shape' of input '{name}': expected an array of non-negative \
                  integers, got {}",
-                raw.get()
+                excerpt(raw.get())
             ))
         })?,
         None => return Err(missing("shape")),
@@ -342,7 +394,20 @@ fn decode_input(
                 i64::MAX
             )));
         };
-        Bytes::from(read_json_data(&name, datatype, &shape, expected, raw.get())?)
+        if expected == 0 {
+            // Triton does not look at the data of an empty tensor.
+            Bytes::new()
+        } else {
+            let target = DataTarget {
+                model: decoder.model_name,
+                name: &name,
+                datatype,
+                shape: &shape,
+                expected,
+                specials: decoder.specials,
+            };
+            Bytes::from(read_json_data(&target, raw.get())?)
+        }
     };
     Ok(Tensor {
         name,
@@ -353,33 +418,49 @@ fn decode_input(
     })
 }
 
+/// The start of a JSON text, for messages.
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
 /// `[1, 3]`: dimensions are non-negative and fit `i64`.
 fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
     let dims: Vec<u64> = serde_json::from_str(raw.get()).ok()?;
     dims.into_iter().map(|d| i64::try_from(d).ok()).collect()
 }
 
-fn decode_outputs(raw: &RawValue) -> Result<Vec<RequestedOutput>, Error> {
+fn decode_outputs(decoder: &Decoder<'_>, raw: &RawValue) -> Result<Vec<RequestedOutput>, Error> {
     let outputs: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
         Error::invalid_arg("Unable to parse 'outputs': attempt to access JSON non-array as array")
     })?;
     outputs
         .into_iter()
         .enumerate()
-        .map(|(index, raw)| decode_output(index, raw))
+        .map(|(index, raw)| decode_output(decoder, index, raw))
         .collect()
 }
 
-fn decode_output(index: usize, raw: &RawValue) -> Result<RequestedOutput, Error> {
+fn decode_output(
+    decoder: &Decoder<'_>,
+    index: usize,
+    raw: &RawValue,
+) -> Result<RequestedOutput, Error> {
     let mut object: serde_json::Map<String, Value> =
         serde_json::from_str(raw.get()).map_err(|_| {
             Error::invalid_arg(format!(
                 "Unable to parse 'outputs': output {index} is not a JSON object"
             ))
         })?;
-    let name = match object.remove("name") {
-        Some(Value::String(name)) => name,
-        Some(_) => {
+    let name = match object.remove("name").map(|name| match name {
+        Value::String(name) => decoder.plain(name),
+        _ => None,
+    }) {
+        Some(Some(name)) => name,
+        Some(None) => {
             return Err(Error::invalid_arg(format!(
                 "Unable to parse 'name' of output {index}: attempt to access JSON non-string as \
                  string"
@@ -439,7 +520,7 @@ fn decode_output(index: usize, raw: &RawValue) -> Result<RequestedOutput, Error>
     }
     // Triton ignores other output parameters; values of other JSON types are
     // dropped rather than refused.
-    output.parameters = parameters::collect(object, |_| Ok(()))?;
+    output.parameters = parameters::collect(object, decoder.specials, |_| Ok(()))?;
     Ok(output)
 }
 

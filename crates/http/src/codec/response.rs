@@ -92,7 +92,12 @@ pub fn encode_infer_response(
         if i > 0 {
             json.push(b',');
         }
-        write_output(&mut json, output, wants_binary(request, &output.name), &mut binary)?;
+        write_output(
+            &mut json,
+            output,
+            wants_binary(request, &output.name),
+            &mut binary,
+        )?;
     }
     json.extend_from_slice(b"]}");
 

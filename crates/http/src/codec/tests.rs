@@ -123,45 +123,71 @@ fn decodes_every_datatype_from_json_and_binary() {
         (
             DataType::Uint16,
             "[0,1,65535]",
-            [0u16, 1, 65535].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [0u16, 1, 65535]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Uint32,
             "[0,1,4294967295]",
-            [0u32, 1, u32::MAX].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [0u32, 1, u32::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Uint64,
             "[0,1,18446744073709551615]",
-            [0u64, 1, u64::MAX].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [0u64, 1, u64::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Int8,
             "[-128,0,127]",
-            [-128i8, 0, 127].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [-128i8, 0, 127]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Int16,
             "[-32768,0,32767]",
-            [i16::MIN, 0, i16::MAX].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [i16::MIN, 0, i16::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Int32,
             "[-2147483648,0,2147483647]",
-            [i32::MIN, 0, i32::MAX].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [i32::MIN, 0, i32::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Int64,
             "[-9223372036854775808,0,9223372036854775807]",
-            [i64::MIN, 0, i64::MAX].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [i64::MIN, 0, i64::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
-        (DataType::Fp32, "[1.5,0.10000000149011612,-3.3999999521443644e38]", {
-            le_f32(&[1.5, 0.1, -3.4e38])
-        }),
+        (
+            DataType::Fp32,
+            "[1.5,0.10000000149011612,-3.3999999521443644e38]",
+            { le_f32(&[1.5, 0.1, -3.4e38]) },
+        ),
         (
             DataType::Fp64,
             "[0.1,1e300,-2.5]",
-            [0.1f64, 1e300, -2.5].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            [0.1f64, 1e300, -2.5]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         ),
         (
             DataType::Bytes,
@@ -227,8 +253,7 @@ fn binary_inputs_are_slices_of_the_body() {
 #[test]
 fn header_length_equal_to_body_is_a_json_request() {
     let body = r#"{"inputs":[{"name":"INPUT0","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}"#;
-    let request =
-        decode_infer_request("m", None, Bytes::from(body), Some(body.len())).unwrap();
+    let request = decode_infer_request("m", None, Bytes::from(body), Some(body.len())).unwrap();
     assert_eq!(request.inputs[0].data, le_f32(&[1.0, 2.0, 3.0]));
 }
 
@@ -238,8 +263,8 @@ fn raw_binary_requests_are_refused() {
     assert!(is_raw_binary_request(0, None));
     assert!(!is_raw_binary_request(12, None));
     assert!(!is_raw_binary_request(12, Some(12)));
-    let err = decode_infer_request("m", None, Bytes::from_static(b"\0\0\x80\x3f"), Some(0))
-        .unwrap_err();
+    let err =
+        decode_infer_request("m", None, Bytes::from_static(b"\0\0\x80\x3f"), Some(0)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Unsupported);
     assert!(err.message.contains("raw binary requests"), "{err}");
     let err = decode_infer_request("m", None, Bytes::new(), None).unwrap_err();
@@ -303,7 +328,8 @@ fn request_parameters_are_typed_as_triton_requires() {
             "Unable to parse 'parameters' of the request: expected an object",
         ),
     ] {
-        let err = decode_json(&format!(r#"{{"parameters":{parameters},"inputs":[]}}"#)).unwrap_err();
+        let err =
+            decode_json(&format!(r#"{{"parameters":{parameters},"inputs":[]}}"#)).unwrap_err();
         assert_eq!(err.message, expected);
         assert_eq!(err.kind, ErrorKind::InvalidArg);
     }
@@ -415,13 +441,20 @@ fn structure_errors_name_the_member() {
     }
     for (body, fragment) in [
         ("[]", "expected the inference request to be a JSON object"),
-        (r#"{"inputs":{"name":"I"}}"#, "expected 'inputs' to be an array"),
+        (
+            r#"{"inputs":{"name":"I"}}"#,
+            "expected 'inputs' to be an array",
+        ),
         (r#"{"inputs":null}"#, "expected 'inputs' to be an array"),
-        (r#"{"inputs":[5]}"#, "expected each input to be a JSON object"),
+        (
+            r#"{"inputs":[5]}"#,
+            "expected each input to be a JSON object",
+        ),
     ] {
         let err = decode_json(body).unwrap_err();
         assert!(
-            err.message.starts_with("Unable to parse the request JSON: "),
+            err.message
+                .starts_with("Unable to parse the request JSON: "),
             "{err}"
         );
         assert!(err.message.contains(fragment), "{err}");
@@ -497,8 +530,8 @@ fn input_errors_name_the_input() {
         ),
         (
             r#""shape":[2],"datatype":"BYTES","data":["a","b","c"]"#,
-            "Unable to parse 'data' of input 'X': Shape does not match true shape of 'data' \
-             field: shape [2] has 2 elements, 'data' has 3",
+            "unexpected number of string elements 3 for inference input 'X' for model 'm', \
+             expecting 2",
         ),
         (
             r#""shape":[1],"datatype":"UINT8","data":[300]"#,
@@ -539,7 +572,9 @@ fn input_errors_name_the_input() {
         assert_eq!(err.kind, ErrorKind::InvalidArg);
     }
     assert_eq!(
-        message(decode_json(r#"{"inputs":[{"shape":[1],"datatype":"FP32","data":[1]}]}"#)),
+        message(decode_json(
+            r#"{"inputs":[{"shape":[1],"datatype":"FP32","data":[1]}]}"#
+        )),
         "Unable to parse 'name' of input 0: attempt to access non-existing object member 'name'"
     );
     assert_eq!(
@@ -548,6 +583,83 @@ fn input_errors_name_the_input() {
         )),
         "Unable to parse 'name' of input 0: attempt to access JSON non-string as string"
     );
+}
+
+#[test]
+fn nan_and_infinity_literals_are_accepted_as_triton_does() {
+    // RapidJSON (kParseNanAndInfFlag) takes them; Python's json.dumps writes
+    // them for float('nan') and float('inf').
+    let request = decode_json(
+        r#"{"id":"NaN","parameters":{"p":NaN,"s":"Infinity"},
+            "inputs":[{"name":"F","shape":[3],"datatype":"FP32","data":[NaN,Infinity,-Infinity]},
+                      {"name":"D","shape":[1,2],"datatype":"FP64","data":[[-Infinity, 1.5]]},
+                      {"name":"S","shape":[1],"datatype":"BYTES","data":["NaN"]}]}"#,
+    )
+    .unwrap();
+    assert_eq!(request.id, "NaN");
+    assert!(matches!(request.parameters["p"], ParameterValue::Double(d) if d.is_nan()));
+    assert_eq!(
+        request.parameters["s"],
+        ParameterValue::String("Infinity".into())
+    );
+    let f: Vec<f32> = request.inputs[0]
+        .data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert!(f[0].is_nan());
+    assert_eq!(f[1..], [f32::INFINITY, f32::NEG_INFINITY]);
+    let d: Vec<u8> = [f64::NEG_INFINITY, 1.5]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(request.inputs[1].data, d);
+    assert_eq!(request.inputs[2].data, encode_bytes_elements(["NaN"]));
+
+    // Where a number is not allowed, they are refused as numbers.
+    let err =
+        decode_json(r#"{"inputs":[{"name":"I","shape":[1],"datatype":"INT32","data":[NaN]}]}"#)
+            .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Unable to parse 'data' of input 'I': INT32 elements must be integers, got NaN at \
+         element 0"
+    );
+    let err = decode_json(
+        r#"{"inputs":[{"name":"S","shape":[1],"datatype":"BYTES","data":[Infinity]}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.message.contains("got Infinity at element 0"), "{err}");
+    assert_eq!(
+        message(decode_json(r#"{"id":NaN,"inputs":[]}"#)),
+        "Unable to parse 'id': attempt to access JSON non-string as string"
+    );
+    assert!(
+        message(decode_json(
+            r#"{"inputs":[{"name":NaN,"shape":[1],"datatype":"FP32","data":[1]}]}"#
+        ))
+        .contains("'name' of input 0")
+    );
+    // Other syntax errors are reported as such.
+    let err = decode_json(r#"{"inputs":[{"name":"F","shape":[1],"datatype":"FP32","data":[NaN}]}"#)
+        .unwrap_err();
+    assert!(
+        err.message
+            .starts_with("failed to parse the request JSON buffer:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn empty_tensors_ignore_their_json_data_as_triton_does() {
+    let request = decode_json(
+        r#"{"inputs":[{"name":"I","shape":[0],"datatype":"INT32","data":[1,2]},
+                      {"name":"J","shape":[1,0],"datatype":"FP32","data":[]}]}"#,
+    )
+    .unwrap();
+    assert!(request.inputs[0].data.is_empty());
+    assert!(request.inputs[1].data.is_empty());
+    assert_eq!(request.inputs[1].shape, vec![1, 0]);
 }
 
 #[test]
@@ -614,8 +726,8 @@ fn binary_section_errors() {
     );
     assert_eq!(length + 12, body.len());
     // binary_data_size without the header length: no binary section at all.
-    let err = decode_infer_request("identity_fp32", None, Bytes::from(header(12)), None)
-        .unwrap_err();
+    let err =
+        decode_infer_request("identity_fp32", None, Bytes::from(header(12)), None).unwrap_err();
     assert!(
         err.message.starts_with(
             "unexpected size for input 'INPUT0', expecting 12 additional bytes for model \
@@ -711,8 +823,7 @@ fn id_and_parameters_only_when_present_in_triton_order() {
     );
     r.parameters
         .insert("sequence_end".into(), ParameterValue::Bool(true));
-    r.parameters
-        .insert("count".into(), ParameterValue::Int(-3));
+    r.parameters.insert("count".into(), ParameterValue::Int(-3));
     r.parameters
         .insert("note".into(), ParameterValue::String("x".into()));
     r.model_version = 12;
@@ -796,7 +907,12 @@ fn empty_binary_outputs_have_no_chunk() {
     // Captured from Triton 2.51 (an empty [1,0] output as binary): the size
     // is announced, no binary data follows, the body is plain JSON.
     let request = request_with(r#"{"parameters":{"binary_data_output":true},"inputs":[]}"#);
-    let mut r = response(vec![tensor("OUTPUT0", DataType::Fp32, vec![1, 0], Bytes::new())]);
+    let mut r = response(vec![tensor(
+        "OUTPUT0",
+        DataType::Fp32,
+        vec![1, 0],
+        Bytes::new(),
+    )]);
     r.model_name = "identity_fp32".into();
     let encoded = encode_infer_response(&r, &request).unwrap();
     assert_eq!(
@@ -851,7 +967,10 @@ fn bytes_outputs() {
         json_text(&encoded),
         r#"{"model_name":"identity_bytes","model_version":"1","outputs":[{"name":"OUTPUT0","datatype":"BYTES","shape":[2,1],"parameters":{"binary_data_size":16}}]}"#
     );
-    assert_eq!(encoded.binary, vec![Bytes::from(hex("06000000ec9588eb8595020000006869"))]);
+    assert_eq!(
+        encoded.binary,
+        vec![Bytes::from(hex("06000000ec9588eb8595020000006869"))]
+    );
     assert_eq!(encoded.header_length, Some(152));
 }
 
@@ -896,9 +1015,8 @@ fn floats_as_triton_writes_them() {
     )];
     let encoded = encode_infer_response(&r, &request).unwrap();
     assert!(
-        json_text(&encoded).ends_with(
-            r#""data":[Infinity,1.401298464324817e-45,3.4028234663852887e38]}]}"#
-        ),
+        json_text(&encoded)
+            .ends_with(r#""data":[Infinity,1.401298464324817e-45,3.4028234663852887e38]}]}"#),
         "{}",
         json_text(&encoded)
     );
@@ -907,8 +1025,9 @@ fn floats_as_triton_writes_them() {
 #[test]
 fn fp16_and_bf16_outputs_need_binary() {
     let json_request = request_with(r#"{"inputs":[]}"#);
-    let binary_request =
-        request_with(r#"{"inputs":[],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}"#);
+    let binary_request = request_with(
+        r#"{"inputs":[],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}"#,
+    );
     for datatype in [DataType::Fp16, DataType::Bf16] {
         let mut r = response(vec![tensor(
             "OUTPUT0",
@@ -965,8 +1084,14 @@ fn every_datatype_round_trips_through_request_and_response() {
         (DataType::Int8, "[-128,0,127]"),
         (DataType::Int16, "[-32768,0,32767]"),
         (DataType::Int32, "[-2147483648,0,2147483647]"),
-        (DataType::Int64, "[-9223372036854775808,0,9223372036854775807]"),
-        (DataType::Fp32, "[1.5,0.10000000149011612,-3.3999999521443644e38]"),
+        (
+            DataType::Int64,
+            "[-9223372036854775808,0,9223372036854775807]",
+        ),
+        (
+            DataType::Fp32,
+            "[1.5,0.10000000149011612,-3.3999999521443644e38]",
+        ),
         (DataType::Fp64, "[0.1,1e300,-2.5]"),
         (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
     ];
@@ -1010,4 +1135,87 @@ fn hex(text: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
         .collect()
+}
+
+#[test]
+#[ignore]
+fn tmp_throughput() {
+    use std::time::Instant;
+    let n = 1_000_000;
+    let mut data = String::from("[");
+    for i in 0..n {
+        if i > 0 {
+            data.push(',');
+        }
+        data.push_str(&format!("{}", (i as f32) * 0.001 + 0.123));
+    }
+    data.push(']');
+    let body =
+        format!(r#"{{"inputs":[{{"name":"IN","shape":[{n}],"datatype":"FP32","data":{data}}}]}}"#);
+    let body = Bytes::from(body);
+    let t = Instant::now();
+    let request = decode_infer_request("m", None, body.clone(), None).unwrap();
+    let d = t.elapsed();
+    eprintln!(
+        "decode FP32 JSON {} MB: {:?} ({:.0} MB/s)",
+        body.len() / 1_000_000,
+        d,
+        body.len() as f64 / d.as_secs_f64() / 1e6
+    );
+    let t = Instant::now();
+    let mut output = request.inputs[0].clone();
+    output.name = "OUT".into();
+    let encoded = encode_infer_response(&response(vec![output]), &request).unwrap();
+    let d = t.elapsed();
+    eprintln!(
+        "encode FP32 JSON {} MB: {:?} ({:.0} MB/s)",
+        encoded.json.len() / 1_000_000,
+        d,
+        encoded.json.len() as f64 / d.as_secs_f64() / 1e6
+    );
+    // ints
+    let ints: Vec<String> = (0..n).map(|i| (i * 7919 % 100000).to_string()).collect();
+    let body = Bytes::from(format!(
+        r#"{{"inputs":[{{"name":"IN","shape":[{n}],"datatype":"INT32","data":[{}]}}]}}"#,
+        ints.join(",")
+    ));
+    let t = Instant::now();
+    let request = decode_infer_request("m", None, body.clone(), None).unwrap();
+    let d = t.elapsed();
+    eprintln!(
+        "decode INT32 JSON {} MB: {:?} ({:.0} MB/s)",
+        body.len() / 1_000_000,
+        d,
+        body.len() as f64 / d.as_secs_f64() / 1e6
+    );
+    let t = Instant::now();
+    let mut output = request.inputs[0].clone();
+    output.name = "OUT".into();
+    let encoded = encode_infer_response(&response(vec![output]), &request).unwrap();
+    let d = t.elapsed();
+    eprintln!(
+        "encode INT32 JSON {} MB: {:?}",
+        encoded.json.len() / 1_000_000,
+        d
+    );
+    // binary 64MB
+    let raw = vec![1u8; 64 << 20];
+    let (body, length) = binary_body(
+        r#"{"inputs":[{"name":"IN","shape":[16777216],"datatype":"FP32","parameters":{"binary_data_size":67108864}}]}"#,
+        &[&raw],
+    );
+    let t = Instant::now();
+    let request = decode_infer_request("m", None, body, Some(length)).unwrap();
+    eprintln!("decode binary 64MB: {:?}", t.elapsed());
+    let t = Instant::now();
+    let mut request2 = request.clone();
+    request2
+        .parameters
+        .insert("binary_data_output".into(), ParameterValue::Bool(true));
+    let encoded = encode_infer_response(&response(request.inputs.clone()), &request2).unwrap();
+    eprintln!(
+        "encode binary 64MB: {:?} {}",
+        t.elapsed(),
+        encoded.binary.len()
+    );
 }

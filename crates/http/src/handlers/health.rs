@@ -38,6 +38,9 @@ pub(crate) async fn model_ready(
     if app.server.model_ready(&path.model, version) {
         Ok(StatusCode::OK)
     } else {
-        Err(ApiError::new(StatusCode::BAD_REQUEST, "Model version not ready"))
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "Model version not ready",
+        ))
     }
 }

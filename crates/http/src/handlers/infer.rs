@@ -66,7 +66,10 @@ fn into_response(encoded: EncodedResponse) -> Response {
     let Some(header_length) = header_length else {
         return (
             StatusCode::OK,
-            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
             json,
         )
             .into_response();

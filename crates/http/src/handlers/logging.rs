@@ -26,7 +26,8 @@ pub(crate) async fn update(State(app): State<App>, body: Bytes) -> ApiResult<Res
     let mut update = LogSettingsUpdate::default();
     // Triton's wording and codes: type errors are 500, a log file change is
     // 501, unknown settings are ignored.
-    let wrong = |kind: &str| Error::internal(format!("attempt to access JSON non-{kind} as {kind}"));
+    let wrong =
+        |kind: &str| Error::internal(format!("attempt to access JSON non-{kind} as {kind}"));
     for (key, value) in parse_object(&body)? {
         match key.as_str() {
             "log_file" => {
@@ -37,13 +38,19 @@ pub(crate) async fn update(State(app): State<App>, body: Bytes) -> ApiResult<Res
                 .into());
             }
             "log_info" => update.log_info = Some(value.as_bool().ok_or_else(|| wrong("boolean"))?),
-            "log_warning" => update.log_warning = Some(value.as_bool().ok_or_else(|| wrong("boolean"))?),
-            "log_error" => update.log_error = Some(value.as_bool().ok_or_else(|| wrong("boolean"))?),
+            "log_warning" => {
+                update.log_warning = Some(value.as_bool().ok_or_else(|| wrong("boolean"))?)
+            }
+            "log_error" => {
+                update.log_error = Some(value.as_bool().ok_or_else(|| wrong("boolean"))?)
+            }
             "log_verbose_level" => {
                 let level = value.as_u64().and_then(|v| u32::try_from(v).ok());
                 update.log_verbose_level = Some(level.ok_or_else(|| wrong("unsigned-integer"))?);
             }
-            "log_format" => update.log_format = Some(value.as_str().ok_or_else(|| wrong("string"))?.into()),
+            "log_format" => {
+                update.log_format = Some(value.as_str().ok_or_else(|| wrong("string"))?.into())
+            }
             _ => log::warn!("logging setting '{key}' is not known; ignored"),
         }
     }

@@ -31,7 +31,10 @@ pub(crate) async fn server() -> Response {
 }
 
 /// `GET /v2/models/{model}[/versions/{version}]`
-pub(crate) async fn model(State(app): State<App>, Path(path): Path<ModelPath>) -> ApiResult<Response> {
+pub(crate) async fn model(
+    State(app): State<App>,
+    Path(path): Path<ModelPath>,
+) -> ApiResult<Response> {
     let metadata = app.server.model_metadata(&path.model, path.version()?)?;
     let tensors = |tensors: &[oxiserve_core::TensorMetadata]| {
         tensors
@@ -49,7 +52,10 @@ pub(crate) async fn model(State(app): State<App>, Path(path): Path<ModelPath>) -
 }
 
 /// `GET /v2/models/{model}[/versions/{version}]/config`
-pub(crate) async fn config(State(app): State<App>, Path(path): Path<ModelPath>) -> ApiResult<Response> {
+pub(crate) async fn config(
+    State(app): State<App>,
+    Path(path): Path<ModelPath>,
+) -> ApiResult<Response> {
     let config = app.server.model_config(&path.model, path.version()?)?;
     Ok(json_response(&oxiserve_config::to_json(&config)))
 }

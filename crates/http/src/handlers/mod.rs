@@ -40,7 +40,10 @@ pub(crate) fn not_found() -> ApiError {
 
 /// Triton's answer for a method a route does not take.
 pub(crate) fn method_not_allowed() -> ApiError {
-    ApiError::new(axum::http::StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "Method Not Allowed",
+    )
 }
 
 /// A JSON response with the right content type.

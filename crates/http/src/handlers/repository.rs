@@ -87,7 +87,9 @@ pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> 
     match serde_json::from_slice(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(Error::internal("the request body must be a JSON object").into()),
-        Err(e) => Err(Error::internal(format!("failed to parse the request JSON buffer: {e}")).into()),
+        Err(e) => {
+            Err(Error::internal(format!("failed to parse the request JSON buffer: {e}")).into())
+        }
     }
 }
 

@@ -16,7 +16,10 @@ pub(crate) async fn all(State(app): State<App>) -> ApiResult<Response> {
 }
 
 /// `GET /v2/models/{model}[/versions/{version}]/stats`
-pub(crate) async fn model(State(app): State<App>, Path(path): Path<ModelPath>) -> ApiResult<Response> {
+pub(crate) async fn model(
+    State(app): State<App>,
+    Path(path): Path<ModelPath>,
+) -> ApiResult<Response> {
     let version = path.version()?;
     Ok(render(&app.server.statistics(Some(&path.model), version)?))
 }
