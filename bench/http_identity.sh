@@ -24,7 +24,7 @@ export BODY_FILE=bench/wrk/identity_fp32_1x16.json
 LUA=bench/wrk/post_json.lua
 TRITON_SH=/work/shared/tools/real-triton.sh
 declare -A PORT=([ceiling]=18300 [oxiserve]=18310 [triton]=18320)
-declare -A STATUS=() CMD=() VERSION=() LOAD=()
+declare -A STATUS=() CMD=() VERSION=() BUSY=()
 
 WORK=$(mktemp -d -t http-identity-bench.XXXXXX)
 SERVER_PID=
@@ -38,6 +38,10 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 log() { echo "[bench] $*" >&2; }
+cpu_busy() { # share of all CPUs busy over 2 s (run while none of ours is running)
+  { head -n 1 /proc/stat; sleep 2; head -n 1 /proc/stat; } | awk '{ t = 0; for (i = 2; i <= NF; i++) t += $i }
+    NR == 1 { t0 = t; i0 = $5 + $6 } NR == 2 { printf "%.0f%%", 100 * (1 - ($5 + $6 - i0) / (t - t0)) }'
+}
 
 # --- model repositories: the same config, backend "identity" or "python" -----------------
 make_repo() { # DIR BACKEND
@@ -111,8 +115,8 @@ wrk_cmd() { # CONNS PORT DURATION
 for t in $TARGETS; do
   [ -n "${PORT[$t]:-}" ] || { log "unknown target '$t'"; exit 2; }
   set_cmd "$t"
-  LOAD[$t]=$(cut -d' ' -f1-3 /proc/loadavg)
-  log "$t: prepare (load average ${LOAD[$t]})"
+  BUSY[$t]=$(cpu_busy)
+  log "$t: prepare (CPUs ${BUSY[$t]} busy with other work)"
   if ! build "$t" >"$WORK/$t.build.log" 2>&1; then
     STATUS[$t]="build failed: $(tail -n 3 "$WORK/$t.build.log" | tr '\n' ' ')"; log "${STATUS[$t]}"; continue
   fi
@@ -223,7 +227,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "## Targets"
   echo
   for t in ceiling oxiserve triton; do
-    echo "- $t: ${STATUS[$t]:-not run (not in TARGETS)}${LOAD[$t]:+ (load average 1/5/15 min before it: ${LOAD[$t]})}"
+    echo "- $t: ${STATUS[$t]:-not run (not in TARGETS)}${BUSY[$t]:+ (other processes kept the CPUs ${BUSY[$t]} busy in the 2 s before it)}"
   done
   echo
   echo "## All runs"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of oxiserve: formatting, the crate layout
-# (DESIGN.md), clippy with warnings as errors, and all Rust tests, which
-# include end-to-end tests of the real binary.
+# (DESIGN.md), clippy with warnings as errors, all Rust tests (which include
+# end-to-end tests of the real binary), and the Python end-to-end suite in
+# tests/ (the real binary driven by the real tritonclient). Ends with one line
+# counting every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,17 @@ python3 scripts/check_layout.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
-# One closing line for the whole run (cargo's last line is the doc tests').
-awk '/^test result:/ { passed += $4; failed += $6 } END { printf "rust: %d passed, %d failed\n", passed, failed }' "$log"
+status=0
+cargo test --workspace --locked 2>&1 | tee "$log" || status=1
+rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "$log")
+echo "rust: ${rust% *} passed, ${rust#* } failed"
+
+# End-to-end: the debug binary cargo test just built, over real sockets.
+scripts/python-env.sh
+cargo build --locked --bin oxiserve
+.venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
+py_passed=$(grep -Eo '[0-9]+ passed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+py_failed=$(grep -Eo '[0-9]+ (failed|error)' "$log" | awk '{ n += $1 } END { print n + 0 }')
+
+echo "all: $(( ${rust% *} + py_passed )) passed, $(( ${rust#* } + py_failed )) failed"
+exit $status

@@ -19,17 +19,14 @@ CURL = re.compile(r"curl -X POST (\S+) \\\s*-H '([^']*)' \\\s*-d '([^']*)'")
 
 
 def _seed_model(name):
-    """input_text (BYTES, dims [1]) echoed as output__0.
-
-    A Python model on every target: Triton's identity backend only takes
-    tensors named INPUTn/OUTPUTn, and the seed's names are fixed.
-    """
+    """input_text (BYTES, dims [1]) echoed as output__0: oxiserve's identity
+    backend pairs tensors by position when they are not named INPUTn/OUTPUTn;
+    on real Triton (Python backend only here) a Python echo model."""
     return ModelSpec(
         name,
         [Tensor("input_text", "BYTES", [1])],
         [Tensor("output__0", "BYTES", [1])],
         max_batch_size=4,
-        python_only=True,
     )
 
 

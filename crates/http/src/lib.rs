@@ -5,6 +5,7 @@
 
 mod body;
 pub mod codec;
+mod encoding;
 mod error;
 mod handlers;
 mod router;

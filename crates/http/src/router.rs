@@ -9,7 +9,7 @@ use oxiserve_core::Server;
 use tower_http::{compression::CompressionLayer, decompression::RequestDecompressionLayer};
 
 use crate::{
-    HttpOptions,
+    HttpOptions, encoding,
     handlers::{self, health, infer, logging, metadata, repository, statistics},
 };
 
@@ -45,6 +45,7 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(RequestDecompressionLayer::new())
+        .layer(axum::middleware::from_fn(encoding::check_content_encoding))
         .layer(CompressionLayer::new())
         .with_state(App { server })
 }

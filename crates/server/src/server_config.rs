@@ -10,6 +10,7 @@ use crate::cli::{ServerOptions, values};
 pub fn from_options(options: &ServerOptions) -> ServerConfig {
     let repository = &options.repository;
     ServerConfig {
+        id: options.id.clone(),
         repositories: repository.model_repository.clone(),
         control_mode: match repository.model_control_mode {
             values::ModelControlMode::None => ModelControlMode::None,

@@ -6,7 +6,9 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use crossbeam_channel::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use oxiserve_types::{Error, Result};
 
 use super::{BatchSource, Job};
@@ -66,8 +68,28 @@ struct QueueSource {
 
 impl BatchSource for QueueSource {
     fn next_batch(&mut self) -> Option<Vec<Job>> {
-        let job = self.rx.recv().ok()?;
+        let job = wait_briefly(&self.rx).or_else(|| self.rx.recv().ok())?;
         self.pending.fetch_sub(1, Ordering::Relaxed);
         Some(vec![job])
+    }
+}
+
+/// How long an idle instance keeps looking for work before it sleeps. Under
+/// load the next request comes sooner than this, so the instance thread
+/// never pays for a sleep and a wake-up per request; an idle server spends
+/// nothing.
+const IDLE_SPIN: Duration = Duration::from_micros(50);
+
+/// The next job if one arrives within [`IDLE_SPIN`], yielding the CPU to
+/// other threads while it waits.
+fn wait_briefly(rx: &Receiver<Job>) -> Option<Job> {
+    let start = Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if start.elapsed() >= IDLE_SPIN => return None,
+            Err(TryRecvError::Empty) => std::thread::yield_now(),
+        }
     }
 }

@@ -38,9 +38,12 @@ impl Server {
         self.model(name, version).is_ok()
     }
 
-    /// The metadata of a ready model.
+    /// The metadata of a ready model: all its ready versions, or only the one asked for.
     pub fn model_metadata(&self, name: &str, version: Option<i64>) -> Result<ModelMetadata> {
         let model = self.model(name, version)?;
+        if version.is_some() {
+            return Ok(ModelMetadata::new(model.config(), vec![model.version().to_string()]));
+        }
         let versions = self.inner.models.read(|models| {
             models
                 .get(name)

@@ -36,6 +36,8 @@ pub enum ModelControlMode {
 /// The server's settings.
 #[derive(Debug, Clone, Default)]
 pub struct ServerConfig {
+    /// The server's name in its metadata (`--id`, "triton" by default).
+    pub id: String,
     pub repositories: Vec<PathBuf>,
     pub control_mode: ModelControlMode,
     /// `--load-model` names for explicit mode (`*` = all).

@@ -24,30 +24,64 @@ pub(crate) struct DataTarget<'a> {
     /// Whether the request's `NaN`, `Infinity` and `-Infinity` literals were
     /// rewritten to placeholder strings (see [`special_literals`]).
     pub specials: bool,
+    /// The length of the JSON text the data is in (an upper bound on its
+    /// element count times two).
+    pub json_len: usize,
 }
 
 /// Parses the JSON `data` of an input (the raw JSON text of the member)
 /// into the tensor's bytes, flattening nested arrays.
 pub(crate) fn read_json_data(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u8>, Error> {
-    match target.datatype {
-        DataType::Bool => read_typed::<BoolElement>(target, raw),
-        DataType::Uint8 => read_typed::<UintElement<u8>>(target, raw),
-        DataType::Uint16 => read_typed::<UintElement<u16>>(target, raw),
-        DataType::Uint32 => read_typed::<UintElement<u32>>(target, raw),
-        DataType::Uint64 => read_typed::<UintElement<u64>>(target, raw),
-        DataType::Int8 => read_typed::<IntElement<i8>>(target, raw),
-        DataType::Int16 => read_typed::<IntElement<i16>>(target, raw),
-        DataType::Int32 => read_typed::<IntElement<i32>>(target, raw),
-        DataType::Int64 => read_typed::<IntElement<i64>>(target, raw),
-        DataType::Fp32 => read_typed::<Fp32Element>(target, raw),
-        DataType::Fp64 => read_typed::<Fp64Element>(target, raw),
-        DataType::Bytes => read_typed::<BytesElement>(target, raw),
-        // Triton 2.51's text, word for word.
-        DataType::Fp16 | DataType::Bf16 => Err(Error::invalid_arg(format!(
-            "receiving {} data via JSON is not supported. Please use the binary data format \
-             for input {}",
-            target.datatype, target.name
+    let mut deserializer = serde_json::Deserializer::from_str(raw);
+    let parsed = DataSeed(target)
+        .deserialize(&mut deserializer)
+        .and_then(|data| deserializer.end().map(|()| data));
+    match parsed {
+        Ok(data) => data,
+        // The text is valid JSON (it came out of a parsed document), so this
+        // is serde_json's nesting limit.
+        Err(err) => Err(Error::invalid_arg(format!(
+            "Unable to parse 'data' of input '{}': {}",
+            target.name,
+            super::request::strip_position(&err)
         ))),
+    }
+}
+
+/// Reads the `data` member of an input from a deserializer, whatever the
+/// member's JSON, so that the document around it can go on being parsed:
+/// the outer `Result` is a JSON syntax error, the inner one an error in the
+/// data (a wrong element, a count that does not fit the shape).
+pub(crate) struct DataSeed<'t>(pub &'t DataTarget<'t>);
+
+impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
+    type Value = Result<Vec<u8>, Error>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let target = self.0;
+        match target.datatype {
+            DataType::Bool => read_typed::<BoolElement, D>(target, deserializer),
+            DataType::Uint8 => read_typed::<UintElement<u8>, D>(target, deserializer),
+            DataType::Uint16 => read_typed::<UintElement<u16>, D>(target, deserializer),
+            DataType::Uint32 => read_typed::<UintElement<u32>, D>(target, deserializer),
+            DataType::Uint64 => read_typed::<UintElement<u64>, D>(target, deserializer),
+            DataType::Int8 => read_typed::<IntElement<i8>, D>(target, deserializer),
+            DataType::Int16 => read_typed::<IntElement<i16>, D>(target, deserializer),
+            DataType::Int32 => read_typed::<IntElement<i32>, D>(target, deserializer),
+            DataType::Int64 => read_typed::<IntElement<i64>, D>(target, deserializer),
+            DataType::Fp32 => read_typed::<Fp32Element, D>(target, deserializer),
+            DataType::Fp64 => read_typed::<Fp64Element, D>(target, deserializer),
+            DataType::Bytes => read_typed::<BytesElement, D>(target, deserializer),
+            // Triton 2.51's text, word for word.
+            DataType::Fp16 | DataType::Bf16 => {
+                deserializer.deserialize_ignored_any(IgnoredAny)?;
+                Ok(Err(Error::invalid_arg(format!(
+                    "receiving {} data via JSON is not supported. Please use the binary data \
+                     format for input {}",
+                    target.datatype, target.name
+                ))))
+            }
+        }
     }
 }
 
@@ -311,26 +345,24 @@ struct Sink<E> {
 }
 
 impl<E: Element> Sink<E> {
+    /// Takes the next element. After a refused one, elements are counted and
+    /// nothing else: parsing goes on to the end of the data, so that the rest
+    /// of the request can be parsed.
     fn take(
         &mut self,
         got: impl FnOnce() -> Got,
         put: impl FnOnce(&mut Vec<u8>) -> Result<(), Reject>,
-    ) -> Result<(), ()> {
+    ) {
         let index = self.count;
         self.count += 1;
-        if index >= self.expected {
-            // Too many elements: keep counting for the message, keep nothing.
-            return Ok(());
+        if index >= self.expected || self.refused.is_some() {
+            // Too many elements, or already refused: keep nothing.
+            return;
         }
-        put(&mut self.out).map_err(|why| {
+        if let Err(why) = put(&mut self.out) {
             self.refused = Some((index, got(), why));
-        })
+        }
     }
-}
-
-/// A marker error: the real one is in `Sink::refused`.
-fn stop<Err: de::Error>(_: ()) -> Err {
-    Err::custom("refused element")
 }
 
 impl<'de, E: Element> DeserializeSeed<'de> for &mut Sink<E> {
@@ -354,23 +386,23 @@ impl<'de, E: Element> Visitor<'de> for &mut Sink<E> {
     }
 
     fn visit_bool<Err: de::Error>(self, v: bool) -> Result<(), Err> {
-        self.take(|| Got::Bool(v), |out| E::bool(out, v))
-            .map_err(stop)
+        self.take(|| Got::Bool(v), |out| E::bool(out, v));
+        Ok(())
     }
 
     fn visit_u64<Err: de::Error>(self, v: u64) -> Result<(), Err> {
-        self.take(|| Got::U64(v), |out| E::u64(out, v))
-            .map_err(stop)
+        self.take(|| Got::U64(v), |out| E::u64(out, v));
+        Ok(())
     }
 
     fn visit_i64<Err: de::Error>(self, v: i64) -> Result<(), Err> {
-        self.take(|| Got::I64(v), |out| E::i64(out, v))
-            .map_err(stop)
+        self.take(|| Got::I64(v), |out| E::i64(out, v));
+        Ok(())
     }
 
     fn visit_f64<Err: de::Error>(self, v: f64) -> Result<(), Err> {
-        self.take(|| Got::F64(v), |out| E::f64(out, v))
-            .map_err(stop)
+        self.take(|| Got::F64(v), |out| E::f64(out, v));
+        Ok(())
     }
 
     fn visit_str<Err: de::Error>(self, v: &str) -> Result<(), Err> {
@@ -379,51 +411,115 @@ impl<'de, E: Element> Visitor<'de> for &mut Sink<E> {
         {
             return self.visit_f64(value);
         }
-        self.take(|| Got::Str, |out| E::str(out, v)).map_err(stop)
+        self.take(|| Got::Str, |out| E::str(out, v));
+        Ok(())
     }
 
     fn visit_unit<Err: de::Error>(self) -> Result<(), Err> {
-        self.take(|| Got::Null, |_| Err(Reject::Type)).map_err(stop)
+        self.take(|| Got::Null, |_| Err(Reject::Type));
+        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // Drain it so that the error is ours, not a parse error.
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        self.take(|| Got::Object, |_| Err(Reject::Type))
-            .map_err(stop)
+        self.take(|| Got::Object, |_| Err(Reject::Type));
+        Ok(())
     }
 }
 
-fn read_typed<E: Element>(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u8>, Error> {
+/// The top of the `data` member, which must be an array.
+struct DataVisitor<'t, E> {
+    target: &'t DataTarget<'t>,
+    element: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: Element> Visitor<'de> for DataVisitor<'_, E> {
+    type Value = Result<Vec<u8>, Error>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an array of {}", E::EXPECTED)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let target = self.target;
+        // Each element takes at least two bytes of JSON text with its comma,
+        // so the text's size bounds what a lying shape can make us reserve.
+        let capacity = target
+            .expected
+            .min(target.json_len / 2 + 1)
+            .saturating_mul(E::SIZE);
+        let mut sink = Sink::<E> {
+            out: Vec::with_capacity(capacity),
+            count: 0,
+            expected: target.expected,
+            refused: None,
+            specials: target.specials,
+            element: std::marker::PhantomData,
+        };
+        while seq.next_element_seed(&mut sink)?.is_some() {}
+        Ok(finish(target, sink))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_bool<Err: de::Error>(self, _: bool) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_i64<Err: de::Error>(self, _: i64) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_u64<Err: de::Error>(self, _: u64) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_f64<Err: de::Error>(self, _: f64) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_str<Err: de::Error>(self, _: &str) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+
+    fn visit_unit<Err: de::Error>(self) -> Result<Self::Value, Err> {
+        Ok(Err(self.not_an_array()))
+    }
+}
+
+impl<E: Element> DataVisitor<'_, E> {
+    fn not_an_array(&self) -> Error {
+        Error::invalid_arg(format!(
+            "Unable to parse 'data' of input '{}': expected an array of {}",
+            self.target.name,
+            E::EXPECTED
+        ))
+    }
+}
+
+fn read_typed<'de, E: Element, D: Deserializer<'de>>(
+    target: &DataTarget<'_>,
+    deserializer: D,
+) -> Result<Result<Vec<u8>, Error>, D::Error> {
+    deserializer.deserialize_any(DataVisitor::<E> {
+        target,
+        element: std::marker::PhantomData,
+    })
+}
+
+/// The tensor's bytes, or why the elements do not make the tensor.
+fn finish<E: Element>(target: &DataTarget<'_>, sink: Sink<E>) -> Result<Vec<u8>, Error> {
     let DataTarget {
         model,
         name,
         datatype,
         shape,
         expected,
-        specials,
+        ..
     } = *target;
-    if !raw.starts_with('[') {
-        return Err(Error::invalid_arg(format!(
-            "Unable to parse 'data' of input '{name}': expected an array of {}",
-            E::EXPECTED
-        )));
-    }
-    // Each element takes at least one byte of JSON text (two with the comma),
-    // so the text bounds what a lying shape can make us reserve.
-    let capacity = expected.min(raw.len() / 2 + 1).saturating_mul(E::SIZE);
-    let mut sink = Sink::<E> {
-        out: Vec::with_capacity(capacity),
-        count: 0,
-        expected,
-        refused: None,
-        specials,
-        element: std::marker::PhantomData,
-    };
-    let mut deserializer = serde_json::Deserializer::from_str(raw);
-    let parsed = (&mut sink)
-        .deserialize(&mut deserializer)
-        .and_then(|()| deserializer.end());
     if let Some((index, got, why)) = sink.refused {
         return Err(Error::invalid_arg(match why {
             Reject::Type => format!(
@@ -436,14 +532,6 @@ fn read_typed<E: Element>(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u8>,
                  out of range for {datatype}"
             ),
         }));
-    }
-    if let Err(err) = parsed {
-        // The text is valid JSON (it came out of a parsed document), so this
-        // is serde_json's nesting limit.
-        return Err(Error::invalid_arg(format!(
-            "Unable to parse 'data' of input '{name}': {}",
-            super::request::strip_position(&err)
-        )));
     }
     let count = sink.count;
     if count != expected {
@@ -610,6 +698,7 @@ mod tests {
             shape,
             expected: oxiserve_types::element_count(shape).unwrap(),
             specials,
+            json_len: raw.len(),
         };
         read_json_data(&target, raw)
     }

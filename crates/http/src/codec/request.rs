@@ -9,11 +9,13 @@ use oxiserve_types::{
     DataType, Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Tensor,
     element_count, format_shape,
 };
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::json_data::{DataTarget, read_json_data, special_literals};
+use super::json_data::{DataSeed, DataTarget, read_json_data, special_literals};
 use super::parameters::{self, invalid_type_message};
 
 /// Whether Triton would take this body as a raw binary request: an
@@ -80,7 +82,7 @@ pub fn decode_infer_request(
         model_name,
         specials: false,
     };
-    let header = match serde_json::from_slice::<RequestHeader<'_>>(json) {
+    let header = match parse_header(json, &decoder) {
         Ok(header) => header,
         Err(err) => {
             // The slow path: NaN and infinity literals, which serde_json
@@ -92,9 +94,9 @@ pub fn decode_infer_request(
             let Some(rewritten) = rewritten else {
                 return Err(header_parse_error(&err, no_header_length));
             };
-            let header = serde_json::from_slice::<RequestHeader<'_>>(&rewritten)
-                .map_err(|err| header_parse_error(&err, no_header_length))?;
             decoder.specials = true;
+            let header = parse_header(&rewritten, &decoder)
+                .map_err(|err| header_parse_error(&err, no_header_length))?;
             return decoder.decode(&header, model_version, &mut binary);
         }
     };
@@ -385,7 +387,7 @@ fn decode_input(
             "Unable to find shared memory region: '{region}'"
         )));
     } else {
-        let raw = input.data.expect("checked above");
+        let data = input.data.as_ref().expect("checked above");
         let Some(expected) = element_count(&shape) else {
             return Err(Error::invalid_arg(format!(
                 "invalid shape for input '{name}': shape {} causes total element count to \
@@ -394,19 +396,22 @@ fn decode_input(
                 i64::MAX
             )));
         };
-        if expected == 0 {
+        match data {
             // Triton does not look at the data of an empty tensor.
-            Bytes::new()
-        } else {
-            let target = DataTarget {
-                model: decoder.model_name,
-                name: &name,
-                datatype,
-                shape: &shape,
-                expected,
-                specials: decoder.specials,
-            };
-            Bytes::from(read_json_data(&target, raw.get())?)
+            _ if expected == 0 => Bytes::new(),
+            InputData::Parsed(parsed) => Bytes::from(parsed.clone()?),
+            InputData::Raw(raw) => {
+                let target = DataTarget {
+                    model: decoder.model_name,
+                    name: &name,
+                    datatype,
+                    shape: &shape,
+                    expected,
+                    specials: decoder.specials,
+                    json_len: raw.get().len(),
+                };
+                Bytes::from(read_json_data(&target, raw.get())?)
+            }
         }
     };
     Ok(Tensor {
@@ -540,7 +545,9 @@ pub(crate) fn wants_binary(request: &InferRequest, name: &str) -> bool {
 
 /// The top-level members of the JSON header; everything else is ignored.
 /// `inputs` is parsed here in the same pass, each input's members kept as raw
-/// JSON (its `data` is parsed once its datatype is known).
+/// JSON, except `data` when the input's name, shape and datatype come before
+/// it (as clients write them): then it is parsed straight into the tensor's
+/// bytes, in this same pass.
 struct RequestHeader<'a> {
     id: Option<&'a RawValue>,
     parameters: Option<&'a RawValue>,
@@ -556,7 +563,30 @@ struct InputHeader<'a> {
     shape: Option<&'a RawValue>,
     datatype: Option<&'a RawValue>,
     parameters: Option<&'a RawValue>,
-    data: Option<&'a RawValue>,
+    data: Option<InputData<'a>>,
+}
+
+/// An input's `data` member.
+enum InputData<'a> {
+    /// To be parsed once the datatype is known.
+    Raw(&'a RawValue),
+    /// Parsed as it was read (a boxed error keeps this small).
+    Parsed(Result<Vec<u8>, Error>),
+}
+
+/// Parses the JSON header.
+fn parse_header<'a>(
+    json: &'a [u8],
+    decoder: &Decoder<'_>,
+) -> Result<RequestHeader<'a>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let header = HeaderSeed {
+        decoder,
+        json_len: json.len(),
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(header)
 }
 
 /// Member names the header visitors look at.
@@ -610,86 +640,143 @@ fn keep_first<'a, 'de: 'a, A: MapAccess<'de>>(
     Ok(())
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for RequestHeader<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct HeaderVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for HeaderVisitor<'a> {
-            type Value = RequestHeader<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("the inference request to be a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut header = RequestHeader {
-                    id: None,
-                    parameters: None,
-                    inputs: None,
-                    outputs: None,
-                };
-                while let Some(member) = map.next_key::<Member>()? {
-                    match member {
-                        Member::Id => keep_first(&mut header.id, &mut map)?,
-                        Member::Parameters => keep_first(&mut header.parameters, &mut map)?,
-                        Member::Outputs => keep_first(&mut header.outputs, &mut map)?,
-                        Member::Inputs if header.inputs.is_none() => {
-                            header.inputs = Some(map.next_value()?);
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(header)
-            }
-        }
-        deserializer.deserialize_map(HeaderVisitor(std::marker::PhantomData))
+/// The context the header's visitors need to parse `data` in place.
+#[derive(Clone, Copy)]
+struct HeaderSeed<'d> {
+    decoder: &'d Decoder<'d>,
+    /// The length of the JSON header, to bound reservations.
+    json_len: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for HeaderSeed<'_> {
+    type Value = RequestHeader<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(HeaderVisitor(self))
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Inputs<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct InputsVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for InputsVisitor<'a> {
-            type Value = Inputs<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("'inputs' to be an array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut inputs = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
-                while let Some(input) = seq.next_element()? {
-                    inputs.push(input);
+struct HeaderVisitor<'d>(HeaderSeed<'d>);
+
+impl<'de> Visitor<'de> for HeaderVisitor<'_> {
+    type Value = RequestHeader<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the inference request to be a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut header = RequestHeader {
+            id: None,
+            parameters: None,
+            inputs: None,
+            outputs: None,
+        };
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Id => keep_first(&mut header.id, &mut map)?,
+                Member::Parameters => keep_first(&mut header.parameters, &mut map)?,
+                Member::Outputs => keep_first(&mut header.outputs, &mut map)?,
+                Member::Inputs if header.inputs.is_none() => {
+                    header.inputs = Some(map.next_value_seed(InputsVisitor(self.0))?);
                 }
-                Ok(Inputs(inputs))
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        deserializer.deserialize_seq(InputsVisitor(std::marker::PhantomData))
+        Ok(header)
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for InputHeader<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct InputVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for InputVisitor<'a> {
-            type Value = InputHeader<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("each input to be a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut input = InputHeader::default();
-                while let Some(member) = map.next_key::<Member>()? {
-                    match member {
-                        Member::Name => keep_first(&mut input.name, &mut map)?,
-                        Member::Shape => keep_first(&mut input.shape, &mut map)?,
-                        Member::Datatype => keep_first(&mut input.datatype, &mut map)?,
-                        Member::Parameters => keep_first(&mut input.parameters, &mut map)?,
-                        Member::Data => keep_first(&mut input.data, &mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
+struct InputsVisitor<'d>(HeaderSeed<'d>);
+
+impl<'de> DeserializeSeed<'de> for InputsVisitor<'_> {
+    type Value = Inputs<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for InputsVisitor<'_> {
+    type Value = Inputs<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("'inputs' to be an array")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut inputs = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
+        while let Some(input) = seq.next_element_seed(InputVisitor(self.0))? {
+            inputs.push(input);
+        }
+        Ok(Inputs(inputs))
+    }
+}
+
+struct InputVisitor<'d>(HeaderSeed<'d>);
+
+impl<'de> DeserializeSeed<'de> for InputVisitor<'_> {
+    type Value = InputHeader<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for InputVisitor<'_> {
+    type Value = InputHeader<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("each input to be a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut input = InputHeader::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Name => keep_first(&mut input.name, &mut map)?,
+                Member::Shape => keep_first(&mut input.shape, &mut map)?,
+                Member::Datatype => keep_first(&mut input.datatype, &mut map)?,
+                Member::Parameters => keep_first(&mut input.parameters, &mut map)?,
+                Member::Data if input.data.is_none() => {
+                    input.data = Some(match self.eager_target(&input) {
+                        Some((name, datatype, shape, expected)) => {
+                            let target = DataTarget {
+                                model: self.0.decoder.model_name,
+                                name: &name,
+                                datatype,
+                                shape: &shape,
+                                expected,
+                                specials: self.0.decoder.specials,
+                                json_len: self.0.json_len,
+                            };
+                            InputData::Parsed(map.next_value_seed(DataSeed(&target))?)
                         }
-                    }
+                        None => InputData::Raw(map.next_value()?),
+                    });
                 }
-                Ok(input)
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        deserializer.deserialize_map(InputVisitor(std::marker::PhantomData))
+        Ok(input)
+    }
+}
+
+impl InputVisitor<'_> {
+    /// The name, datatype, shape and element count for parsing `data` now:
+    /// when they came before it, are valid, and the tensor is not empty.
+    fn eager_target(&self, input: &InputHeader<'_>) -> Option<(String, DataType, Vec<i64>, usize)> {
+        let decoder = self.0.decoder;
+        let datatype = DataType::from_wire_name(&decoder.string(input.datatype?)?)?;
+        if matches!(datatype, DataType::Fp16 | DataType::Bf16) {
+            return None;
+        }
+        let shape = parse_shape(input.shape?)?;
+        let expected = element_count(&shape).filter(|&n| n > 0)?;
+        Some((decoder.string(input.name?)?, datatype, shape, expected))
     }
 }

@@ -1153,6 +1153,17 @@ fn tmp_throughput() {
     let body =
         format!(r#"{{"inputs":[{{"name":"IN","shape":[{n}],"datatype":"FP32","data":{data}}}]}}"#);
     let body = Bytes::from(body);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let v: Vec<f32> = serde_json::from_str(&data).unwrap();
+        eprintln!("serde Vec<f32>: {:?} {}", t.elapsed(), v.len());
+        let t = Instant::now();
+        let v: &serde_json::value::RawValue = serde_json::from_str(&data).unwrap();
+        eprintln!("serde RawValue: {:?} {}", t.elapsed(), v.get().len());
+        let t = Instant::now();
+        let request = decode_infer_request("m", None, body.clone(), None).unwrap();
+        eprintln!("ours: {:?} {}", t.elapsed(), request.inputs.len());
+    }
     let t = Instant::now();
     let request = decode_infer_request("m", None, body.clone(), None).unwrap();
     let d = t.elapsed();

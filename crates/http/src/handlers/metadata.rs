@@ -22,9 +22,9 @@ pub const EXTENSIONS: &[&str] = &[
 ];
 
 /// `GET /v2`
-pub(crate) async fn server() -> Response {
+pub(crate) async fn server(State(app): State<App>) -> Response {
     json_response(&json!({
-        "name": "oxiserve",
+        "name": app.server.config().id,
         "version": env!("CARGO_PKG_VERSION"),
         "extensions": EXTENSIONS,
     }))
