@@ -130,7 +130,7 @@ for t in $TARGETS; do
   VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
   max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
   log "$t: warm-up ($WARMUP at $max_conns connections)"
-  $(wrk_cmd "$max_conns" "${PORT[$t]}" "$WARMUP") >/dev/null
+  $(wrk_cmd "$max_conns" "${PORT[$t]}" "$WARMUP") >/dev/null || true
   STATUS[$t]=ok
   for c in $CONCURRENCY; do
     for r in $(seq "$RUNS"); do
@@ -177,6 +177,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers and wrk share the CPUs, nothing pinned"
   echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up; wrk threads = min(connections, 2); keep-alive; one request body for all: \`$BODY_FILE\` (FP32 [1,16])"
+  echo "- At 1 connection, latency depends on whether the scheduler puts wrk and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)'), Triton ${VERSION[triton]:-?} (Python backend), ceiling axum $(awk '/^name = "axum"/ { getline; print $3 }' bench/ceiling/Cargo.lock | tr -d '"')"
   echo
   echo "## Commands"

@@ -13,7 +13,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --locked 2>&1 | tee "$log" || status=1
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
 rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "$log")
 echo "rust: ${rust% *} passed, ${rust#* } failed"
 
@@ -21,8 +21,11 @@ echo "rust: ${rust% *} passed, ${rust#* } failed"
 scripts/python-env.sh
 cargo build --locked --bin oxiserve
 .venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
-py_passed=$(grep -Eo '[0-9]+ passed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-py_failed=$(grep -Eo '[0-9]+ (failed|error)' "$log" | awk '{ n += $1 } END { print n + 0 }')
+# pytest's summary is its last line: "3 failed, 160 passed, 1 error in 4.2s".
+summary=$(tail -1 "$log")
+count() { grep -Eo "[0-9]+ $1" <<<"$summary" | grep -Eo '[0-9]+' || echo 0; }
+py_passed=$(count passed)
+py_failed=$(( $(count failed) + $(count error) ))
 
 echo "all: $(( ${rust% *} + py_passed )) passed, $(( ${rust#* } + py_failed )) failed"
 exit $status

@@ -17,6 +17,8 @@ use crate::{
 #[derive(Debug, Clone)]
 pub(crate) struct App {
     pub server: Server,
+    /// The body size limit, for error messages.
+    pub max_body_bytes: usize,
 }
 
 /// Every route of the frontend, over `server`.
@@ -47,5 +49,8 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         .layer(RequestDecompressionLayer::new())
         .layer(axum::middleware::from_fn(encoding::check_content_encoding))
         .layer(CompressionLayer::new())
-        .with_state(App { server })
+        .with_state(App {
+            server,
+            max_body_bytes: options.max_body_bytes,
+        })
 }

@@ -89,8 +89,8 @@ fn start_up_prints_the_model_and_option_tables() {
         "--model-repository",
         &path(&repo),
         "--grpc-use-ssl=true",
-        "--http-port",
-        "9000",
+        "--grpc-port",
+        "9001",
     ]);
     let all = text(&out);
     // Triton exits when a model fails and --exit-on-error is true (the default).
@@ -103,7 +103,7 @@ fn start_up_prints_the_model_and_option_tables() {
     );
     assert!(
         all.contains(
-            "| good  | 2       | UNAVAILABLE: backend 'python' is not available in this build yet"
+            "| good  | 2       | UNAVAILABLE: backend 'python' is not available in this build; available backends: identity"
         ),
         "{all}"
     );
@@ -116,7 +116,7 @@ fn start_up_prints_the_model_and_option_tables() {
         "{all}"
     );
     assert!(
-        all.contains("--http-port: no effect in this build (no HTTP endpoint yet)"),
+        all.contains("--grpc-port: no effect in this build (no gRPC endpoint yet)"),
         "{all}"
     );
     assert!(
@@ -129,7 +129,12 @@ fn start_up_prints_the_model_and_option_tables() {
 fn without_exit_on_error_the_server_keeps_running() {
     let repo = repository();
     let mut child = Command::new(env!("CARGO_BIN_EXE_oxiserve"))
-        .args(["--model-repository", &path(&repo), "--exit-on-error=false"])
+        .args([
+            "--model-repository",
+            &path(&repo),
+            "--exit-on-error=false",
+            "--http-port=0",
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -140,10 +145,10 @@ fn without_exit_on_error_the_server_keeps_running() {
             let _ = tx.send(line);
         }
     });
-    let waiting = rx
+    let serving = rx
         .iter()
-        .find(|l| l.contains("waiting for a signal to exit"));
-    assert!(waiting.is_some());
+        .find(|l| l.contains("Started HTTPService at 0.0.0.0:"));
+    assert!(serving.is_some());
     thread::sleep(Duration::from_millis(200));
     assert!(child.try_wait().unwrap().is_none(), "the server exited");
     child.kill().unwrap();

@@ -42,7 +42,10 @@ impl Server {
     pub fn model_metadata(&self, name: &str, version: Option<i64>) -> Result<ModelMetadata> {
         let model = self.model(name, version)?;
         if version.is_some() {
-            return Ok(ModelMetadata::new(model.config(), vec![model.version().to_string()]));
+            return Ok(ModelMetadata::new(
+                model.config(),
+                vec![model.version().to_string()],
+            ));
         }
         let versions = self.inner.models.read(|models| {
             models

@@ -1,10 +1,11 @@
 //! Typed JSON tensor data <-> raw tensor bytes.
 //!
-//! Reading: the `data` member of an input is kept as a raw JSON slice until
-//! the input's datatype is known, then parsed once, straight into the tensor's
-//! little-endian bytes (BYTES elements as 4-byte length + bytes), flattening
-//! nested arrays. Writing: elements stream straight from the tensor bytes into
-//! the JSON text.
+//! Reading: the `data` member of an input is parsed once its datatype is
+//! known (in the header's own pass when `name`, `shape` and `datatype` come
+//! first, else from its raw JSON slice afterwards), straight into the
+//! tensor's little-endian bytes (BYTES elements as 4-byte length + bytes),
+//! flattening nested arrays. Writing: elements stream straight from the
+//! tensor bytes into the JSON text.
 
 use std::fmt;
 
@@ -40,7 +41,7 @@ pub(crate) fn read_json_data(target: &DataTarget<'_>, raw: &str) -> Result<Vec<u
         Ok(data) => data,
         // The text is valid JSON (it came out of a parsed document), so this
         // is serde_json's nesting limit.
-        Err(err) => Err(Error::invalid_arg(format!(
+        Err(err) => Err(Error::internal(format!(
             "Unable to parse 'data' of input '{}': {}",
             target.name,
             super::request::strip_position(&err)
@@ -223,8 +224,9 @@ impl<T: LeInt> Element for UintElement<T> {
         Ok(())
     }
     fn i64(_out: &mut Vec<u8>, _v: i64) -> Result<(), Reject> {
-        // serde_json only hands negative integers to visit_i64.
-        Err(Reject::Range)
+        // serde_json only hands negative integers to visit_i64: not an
+        // unsigned integer, as Triton sees it.
+        Err(Reject::Type)
     }
 }
 
@@ -492,7 +494,7 @@ impl<'de, E: Element> Visitor<'de> for DataVisitor<'_, E> {
 
 impl<E: Element> DataVisitor<'_, E> {
     fn not_an_array(&self) -> Error {
-        Error::invalid_arg(format!(
+        Error::internal(format!(
             "Unable to parse 'data' of input '{}': expected an array of {}",
             self.target.name,
             E::EXPECTED
@@ -521,23 +523,26 @@ fn finish<E: Element>(target: &DataTarget<'_>, sink: Sink<E>) -> Result<Vec<u8>,
         ..
     } = *target;
     if let Some((index, got, why)) = sink.refused {
-        return Err(Error::invalid_arg(match why {
-            Reject::Type => format!(
+        return Err(match why {
+            // A JSON type error: internal, as in Triton (HTTP 500).
+            Reject::Type => Error::internal(format!(
                 "Unable to parse 'data' of input '{name}': {datatype} elements must be {}, \
                  got {got} at element {index}",
                 E::EXPECTED
-            ),
-            Reject::Range => format!(
+            )),
+            // Triton truncates these to the type's width; refusing them is
+            // oxiserve's own check, an invalid argument.
+            Reject::Range => Error::invalid_arg(format!(
                 "Unable to parse 'data' of input '{name}': value {got} at element {index} is \
                  out of range for {datatype}"
-            ),
-        }));
+            )),
+        });
     }
     let count = sink.count;
     if count != expected {
-        return Err(Error::invalid_arg(if datatype == DataType::Bytes {
+        return Err(if datatype == DataType::Bytes {
             // Triton's core finds these, in these words.
-            if count < expected {
+            Error::invalid_arg(if count < expected {
                 format!(
                     "expected {expected} string elements for inference input '{name}' for model \
                      '{model}', got {count}"
@@ -547,14 +552,15 @@ fn finish<E: Element>(target: &DataTarget<'_>, sink: Sink<E>) -> Result<Vec<u8>,
                     "unexpected number of string elements {count} for inference input '{name}' \
                      for model '{model}', expecting {expected}"
                 )
-            }
+            })
         } else {
-            format!(
+            // Internal in Triton (HTTP 500).
+            Error::internal(format!(
                 "Unable to parse 'data' of input '{name}': Shape does not match true shape of \
                  'data' field: shape {} has {expected} elements, 'data' has {count}",
                 format_shape(shape)
-            )
-        }));
+            ))
+        });
     }
     Ok(sink.out)
 }
@@ -840,10 +846,8 @@ mod tests {
     fn refuses_integers_out_of_range() {
         for (datatype, raw, value) in [
             (DataType::Uint8, "[300]", "300"),
-            (DataType::Uint8, "[-1]", "-1"),
             (DataType::Uint16, "[65536]", "65536"),
             (DataType::Uint32, "[4294967296]", "4294967296"),
-            (DataType::Uint64, "[-1]", "-1"),
             (DataType::Int8, "[200]", "200"),
             (DataType::Int8, "[-129]", "-129"),
             (DataType::Int16, "[40000]", "40000"),
@@ -862,6 +866,21 @@ mod tests {
                      range for {datatype}"
                 )
             );
+            // Triton truncates these; refusing them is our own check.
+            assert_eq!(err.kind, oxiserve_types::ErrorKind::InvalidArg);
+        }
+        // Negative values for unsigned types are JSON type errors, as in
+        // Triton (internal, HTTP 500).
+        for datatype in [DataType::Uint8, DataType::Uint64] {
+            let err = read(datatype, &[1], "[-1]").unwrap_err();
+            assert_eq!(
+                err.message,
+                format!(
+                    "Unable to parse 'data' of input 'IN': {datatype} elements must be \
+                     non-negative integers, got -1 at element 0"
+                )
+            );
+            assert_eq!(err.kind, oxiserve_types::ErrorKind::Internal);
         }
     }
 

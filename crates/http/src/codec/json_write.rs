@@ -184,6 +184,14 @@ mod tests {
         assert_eq!(f64_text(5e-324), "5e-324");
         assert_eq!(f64_text(f64::MAX), "1.7976931348623157e308");
         assert_eq!(f64_text(123456789012.5), "123456789012.5");
+        // From the REFERENCE captures of Triton 2.51.
+        assert_eq!(f64_text(1e-5), "0.00001");
+        assert_eq!(f64_text(0.000123), "0.000123");
+        assert_eq!(f64_text(123456.789), "123456.789");
+        assert_eq!(f64_text(1.5e21), "1.5e21");
+        assert_eq!(f64_text(f64::from(1e21f32)), "1.0000000200408774e21");
+        assert_eq!(f64_text(f64::from(1e-7f32)), "1.0000000116860974e-7");
+        assert_eq!(f64_text(f64::from(123456789.125f32)), "123456792.0");
     }
 
     #[test]
@@ -282,52 +290,5 @@ mod tests {
             out,
             b"-9223372036854775808,18446744073709551615,true".to_vec()
         );
-    }
-}
-#[cfg(test)]
-mod tmp_bench {
-    #[test]
-    #[ignore]
-    fn tmp_bench_f64() {
-        let t = std::time::Instant::now();
-        let mut out = Vec::with_capacity(30_000_000);
-        for i in 0..1_000_000 {
-            super::write_f64(&mut out, f64::from((i as f32) * 0.001 + 0.123));
-            out.push(b',');
-        }
-        eprintln!("write_f64 1M: {:?} {}", t.elapsed(), out.len());
-        let t = std::time::Instant::now();
-        let mut n = 0usize;
-        for i in 0..1_000_000 {
-            let mut b = [0u8; 32];
-            n += super::super::dtoa::grisu2(f64::from((i as f32) * 0.001 + 0.123), &mut b).0;
-        }
-        eprintln!("grisu 1M: {:?} {}", t.elapsed(), n);
-        use std::io::Write;
-        for _ in 0..3 {
-            let t = std::time::Instant::now();
-            let mut o2 = Vec::with_capacity(30_000_000);
-            for i in 0..1_000_000 {
-                write!(o2, "{}", f64::from((i as f32) * 0.001 + 0.123)).unwrap();
-                o2.push(b',');
-            }
-            eprintln!("std fmt 1M: {:?} {}", t.elapsed(), o2.len());
-            let t = std::time::Instant::now();
-            let mut o3 = Vec::with_capacity(30_000_000);
-            for i in 0..1_000_000 {
-                super::write_f64(&mut o3, f64::from((i as f32) * 0.001 + 0.123));
-                o3.push(b',');
-            }
-            eprintln!("ours 1M: {:?} {}", t.elapsed(), o3.len());
-        }
-        let t = std::time::Instant::now();
-        let text = String::from_utf8(out).unwrap();
-        let mut sum = 0.0;
-        for tok in text.split(',') {
-            if !tok.is_empty() {
-                sum += tok.parse::<f64>().unwrap();
-            }
-        }
-        eprintln!("std parse 1M: {:?} {}", t.elapsed(), sum);
     }
 }

@@ -18,7 +18,7 @@ pub(crate) fn parse_object(
     owner: &str,
 ) -> Result<serde_json::Map<String, Value>, Error> {
     serde_json::from_str(raw.get()).map_err(|_| {
-        Error::invalid_arg(format!(
+        Error::internal(format!(
             "Unable to parse 'parameters' of {owner}: expected an object"
         ))
     })

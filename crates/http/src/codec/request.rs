@@ -41,10 +41,19 @@ pub fn is_raw_binary_request(body_len: usize, header_length: Option<usize>) -> b
 /// JSON `data` are parsed into new buffers, checked against their datatype
 /// and shape.
 ///
-/// All errors are [`ErrorKind::InvalidArg`](oxiserve_types::ErrorKind)
-/// except a `shared_memory_region` (not found, as in Triton with no region
-/// registered) and raw binary requests (unsupported; see
-/// [`is_raw_binary_request`]).
+/// Errors carry the kind Triton 2.51 gives them, so that mapping kinds to
+/// HTTP statuses gives Triton's statuses: JSON syntax errors and JSON type
+/// errors (`Unable to parse ...`, a wrong element type, a `data` count that
+/// does not fit the shape) are [`ErrorKind::Internal`] (500 in Triton);
+/// the other request errors are [`ErrorKind::InvalidArg`] (400); a
+/// `shared_memory_region` is [`ErrorKind::NotFound`] (no region can be
+/// registered here, Triton's 404); raw binary requests are
+/// [`ErrorKind::Unsupported`] (see [`is_raw_binary_request`]).
+///
+/// [`ErrorKind::Internal`]: oxiserve_types::ErrorKind::Internal
+/// [`ErrorKind::InvalidArg`]: oxiserve_types::ErrorKind::InvalidArg
+/// [`ErrorKind::NotFound`]: oxiserve_types::ErrorKind::NotFound
+/// [`ErrorKind::Unsupported`]: oxiserve_types::ErrorKind::Unsupported
 pub fn decode_infer_request(
     model_name: &str,
     model_version: Option<i64>,
@@ -97,10 +106,10 @@ pub fn decode_infer_request(
             decoder.specials = true;
             let header = parse_header(&rewritten, &decoder)
                 .map_err(|err| header_parse_error(&err, no_header_length))?;
-            return decoder.decode(&header, model_version, &mut binary);
+            return decoder.decode(header, model_version, &mut binary);
         }
     };
-    decoder.decode(&header, model_version, &mut binary)
+    decoder.decode(header, model_version, &mut binary)
 }
 
 /// What decoding a header needs besides the header.
@@ -113,7 +122,7 @@ struct Decoder<'a> {
 impl Decoder<'_> {
     fn decode(
         &self,
-        header: &RequestHeader<'_>,
+        header: RequestHeader<'_>,
         model_version: Option<i64>,
         binary: &mut BinarySection<'_>,
     ) -> Result<InferRequest, Error> {
@@ -124,22 +133,20 @@ impl Decoder<'_> {
         };
         if let Some(id) = header.id {
             request.id = self.string(id).ok_or_else(|| {
-                Error::invalid_arg(
-                    "Unable to parse 'id': attempt to access JSON non-string as string",
-                )
+                Error::internal("Unable to parse 'id': attempt to access JSON non-string as string")
             })?;
         }
         if let Some(raw) = header.parameters {
             request.parameters = request_parameters(raw, self.specials)?;
         }
-        let Some(inputs) = &header.inputs else {
-            return Err(Error::invalid_arg(
+        let Some(inputs) = header.inputs else {
+            return Err(Error::internal(
                 "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
             ));
         };
         request.inputs = inputs
             .0
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(index, input)| decode_input(self, index, input, binary))
             .collect::<Result<_, _>>()?;
@@ -169,7 +176,7 @@ impl Decoder<'_> {
 fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error {
     use serde_json::error::Category;
     match err.classify() {
-        Category::Data => Error::invalid_arg(format!("Unable to parse the request JSON: {err}")),
+        Category::Data => Error::internal(format!("Unable to parse the request JSON: {err}")),
         Category::Syntax | Category::Eof | Category::Io => {
             let hint = if no_header_length && err.to_string().starts_with("trailing characters") {
                 " (a body with binary tensor data needs the Inference-Header-Content-Length \
@@ -177,7 +184,7 @@ fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error 
             } else {
                 ""
             };
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "failed to parse the request JSON buffer: {err}{hint}"
             ))
         }
@@ -215,7 +222,7 @@ fn request_parameters(raw: &RawValue, specials: bool) -> Result<Parameters, Erro
             }
             _ => continue,
         };
-        return Err(Error::invalid_arg(format!(
+        return Err(Error::internal(format!(
             "Unable to parse '{key}': attempt to access JSON {wanted}"
         )));
     }
@@ -275,25 +282,25 @@ impl BinarySection<'_> {
 fn decode_input(
     decoder: &Decoder<'_>,
     index: usize,
-    input: &InputHeader<'_>,
+    input: InputHeader<'_>,
     binary: &mut BinarySection<'_>,
 ) -> Result<Tensor, Error> {
     let name = match input.name {
         Some(raw) => decoder.string(raw).ok_or_else(|| {
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "Unable to parse 'name' of input {index}: attempt to access JSON non-string as \
                  string"
             ))
         })?,
         None => {
-            return Err(Error::invalid_arg(format!(
+            return Err(Error::internal(format!(
                 "Unable to parse 'name' of input {index}: attempt to access non-existing object \
                  member 'name'"
             )));
         }
     };
     let missing = |member: &str| {
-        Error::invalid_arg(format!(
+        Error::internal(format!(
             "Unable to parse '{member}' of input '{name}': attempt to access non-existing object \
              member '{member}'"
         ))
@@ -307,7 +314,7 @@ fn decode_input(
         let mut object = parameters::parse_object(raw, &format!("input '{name}'"))?;
         if let Some(size) = object.remove("binary_data_size") {
             binary_size = Some(size.as_u64().ok_or_else(|| {
-                Error::invalid_arg(format!(
+                Error::internal(format!(
                     "Unable to parse 'binary_data_size' of input '{name}': attempt to access \
                      JSON non-unsigned-integer as unsigned-integer"
                 ))
@@ -317,7 +324,7 @@ fn decode_input(
             shm_region = Some(match region {
                 Value::String(region) => region,
                 _ => {
-                    return Err(Error::invalid_arg(format!(
+                    return Err(Error::internal(format!(
                         "Unable to parse 'shared_memory_region' of input '{name}': attempt to \
                          access JSON non-string as string"
                     )));
@@ -355,7 +362,7 @@ fn decode_input(
 
     let datatype_name = match input.datatype {
         Some(raw) => decoder.string(raw).ok_or_else(|| {
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "Unable to parse 'datatype' of input '{name}': attempt to access JSON non-string \
                  as string"
             ))
@@ -369,7 +376,7 @@ fn decode_input(
     };
     let shape = match input.shape {
         Some(raw) => parse_shape(raw).ok_or_else(|| {
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "Unable to parse 'shape' of input '{name}': expected an array of non-negative \
                  integers, got {}",
                 excerpt(raw.get())
@@ -387,7 +394,7 @@ fn decode_input(
             "Unable to find shared memory region: '{region}'"
         )));
     } else {
-        let data = input.data.as_ref().expect("checked above");
+        let data = input.data.expect("checked above");
         let Some(expected) = element_count(&shape) else {
             return Err(Error::invalid_arg(format!(
                 "invalid shape for input '{name}': shape {} causes total element count to \
@@ -399,7 +406,7 @@ fn decode_input(
         match data {
             // Triton does not look at the data of an empty tensor.
             _ if expected == 0 => Bytes::new(),
-            InputData::Parsed(parsed) => Bytes::from(parsed.clone()?),
+            InputData::Parsed(parsed) => Bytes::from(parsed?),
             InputData::Raw(raw) => {
                 let target = DataTarget {
                     model: decoder.model_name,
@@ -440,7 +447,7 @@ fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
 
 fn decode_outputs(decoder: &Decoder<'_>, raw: &RawValue) -> Result<Vec<RequestedOutput>, Error> {
     let outputs: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
-        Error::invalid_arg("Unable to parse 'outputs': attempt to access JSON non-array as array")
+        Error::internal("Unable to parse 'outputs': attempt to access JSON non-array as array")
     })?;
     outputs
         .into_iter()
@@ -456,7 +463,7 @@ fn decode_output(
 ) -> Result<RequestedOutput, Error> {
     let mut object: serde_json::Map<String, Value> =
         serde_json::from_str(raw.get()).map_err(|_| {
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "Unable to parse 'outputs': output {index} is not a JSON object"
             ))
         })?;
@@ -466,13 +473,13 @@ fn decode_output(
     }) {
         Some(Some(name)) => name,
         Some(None) => {
-            return Err(Error::invalid_arg(format!(
+            return Err(Error::internal(format!(
                 "Unable to parse 'name' of output {index}: attempt to access JSON non-string as \
                  string"
             )));
         }
         None => {
-            return Err(Error::invalid_arg(format!(
+            return Err(Error::internal(format!(
                 "Unable to parse 'name' of output {index}: attempt to access non-existing object \
                  member 'name'"
             )));
@@ -486,7 +493,7 @@ fn decode_output(
         None => return Ok(output),
         Some(Value::Object(object)) => object,
         Some(_) => {
-            return Err(Error::invalid_arg(format!(
+            return Err(Error::internal(format!(
                 "Unable to parse 'parameters' of output '{}': expected an object",
                 output.name
             )));
@@ -495,7 +502,7 @@ fn decode_output(
     if let Some(binary) = object.get("binary_data")
         && !binary.is_boolean()
     {
-        return Err(Error::invalid_arg(format!(
+        return Err(Error::internal(format!(
             "Unable to parse 'binary_data' of output '{}': attempt to access JSON non-boolean as \
              boolean",
             output.name
@@ -503,7 +510,7 @@ fn decode_output(
     }
     if let Some(classes) = object.get("classification") {
         let classes = classes.as_u64().ok_or_else(|| {
-            Error::invalid_arg(format!(
+            Error::internal(format!(
                 "Unable to set 'classification' of output '{}': attempt to access JSON \
                  non-unsigned-integer as unsigned-integer",
                 output.name
@@ -513,7 +520,7 @@ fn decode_output(
     }
     if let Some(region) = object.get("shared_memory_region") {
         let Some(region) = region.as_str() else {
-            return Err(Error::invalid_arg(format!(
+            return Err(Error::internal(format!(
                 "Unable to parse 'shared_memory_region' of output '{}': attempt to access JSON \
                  non-string as string",
                 output.name
@@ -570,7 +577,7 @@ struct InputHeader<'a> {
 enum InputData<'a> {
     /// To be parsed once the datatype is known.
     Raw(&'a RawValue),
-    /// Parsed as it was read (a boxed error keeps this small).
+    /// Parsed as it was read.
     Parsed(Result<Vec<u8>, Error>),
 }
 
@@ -662,7 +669,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_> {
     type Value = RequestHeader<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the inference request to be a JSON object")
+        f.write_str("an inference request: a JSON object with an 'inputs' member")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {

@@ -2,6 +2,7 @@
 
 use axum::{
     body::{Body, Bytes},
+    extract::rejection::BytesRejection,
     extract::{Path, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
@@ -12,7 +13,7 @@ use super::ModelPath;
 use crate::{
     body::Chunks,
     codec::{EncodedResponse, decode_infer_request, encode_infer_response},
-    error::ApiResult,
+    error::{ApiError, ApiResult},
     router::App,
 };
 
@@ -24,20 +25,11 @@ pub(crate) async fn infer(
     State(app): State<App>,
     Path(path): Path<ModelPath>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let version = path.version()?;
-    let header_length = match headers.get(HEADER_LENGTH) {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .ok_or_else(|| {
-                    Error::invalid_arg("Inference-Header-Content-Length must be a whole number")
-                })?,
-        ),
-    };
+    let body = body.map_err(|rejection| body_error(&app, rejection))?;
+    let header_length = header_length(&headers, body.len())?;
     let model = app.server.model(&path.model, version)?;
     if model.is_decoupled() {
         return Err(Error::new(
@@ -55,6 +47,36 @@ pub(crate) async fn infer(
     let response = app.server.infer(request)?.single().await?;
     let encoded = encode_infer_response(&response, &echo)?;
     Ok(into_response(encoded))
+}
+
+/// The `Inference-Header-Content-Length` header, read as Triton reads it:
+/// text that is not a number counts as 0 (a raw binary request).
+fn header_length(headers: &HeaderMap, body_length: usize) -> Result<Option<usize>, Error> {
+    let Some(value) = headers.get(HEADER_LENGTH) else {
+        return Ok(None);
+    };
+    match value.to_str().unwrap_or("").trim().parse::<i64>() {
+        Ok(length) if length >= 0 => Ok(Some(length as usize)),
+        Ok(length) => Err(Error::invalid_arg(format!(
+            "inference header size should be in range (0, {body_length}), got: {length}"
+        ))),
+        Err(_) => Ok(Some(0)),
+    }
+}
+
+/// Why the body could not be read, naming the limit when it was too large.
+fn body_error(app: &App, rejection: BytesRejection) -> ApiError {
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::new(
+            status,
+            format!(
+                "the request body is larger than the limit of {} bytes (--http-max-input-size)",
+                app.max_body_bytes
+            ),
+        );
+    }
+    ApiError::new(status, rejection.body_text())
 }
 
 fn into_response(encoded: EncodedResponse) -> Response {

@@ -1,0 +1,84 @@
+"""A request whose client hangs up before it runs is never executed: queued
+work is dropped when its HTTP connection closes (Triton keeps running it,
+its issue #8982)."""
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from helpers import Http, wait_for
+from models import Tensor, ModelSpec, write_repository
+from servers import TARGET, Server
+
+DELAY_MS = 400
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory):
+    spec = ModelSpec(
+        "slow", [Tensor("INPUT0", "INT32", [-1])], max_batch_size=0, execute_delay_ms=DELAY_MS
+    )
+    repo = write_repository(tmp_path_factory.mktemp("slow"), [spec], TARGET)
+    with Server(repo) as server:
+        yield server
+
+
+def _request_bytes(port):
+    body = json.dumps(
+        {"inputs": [{"name": "INPUT0", "shape": [2], "datatype": "INT32", "data": [1, 2]}]}
+    ).encode()
+    head = (
+        f"POST /v2/models/slow/infer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    return head + body
+
+
+def _stats(http):
+    resp = http.get("/v2/models/slow/stats")
+    assert resp.status_code == 200, resp.text
+    return resp.json()["model_stats"][0]
+
+
+@pytest.mark.oxiserve_only
+def test_requests_of_gone_clients_are_not_executed(slow_server):
+    port = slow_server.port
+    with Http(slow_server.url) as http:
+        before = _stats(http)["execution_count"]
+        first = {}
+
+        def occupy():
+            with Http(slow_server.url) as own:
+                first["resp"] = own.infer("slow", {
+                    "inputs": [{"name": "INPUT0", "shape": [1], "datatype": "INT32", "data": [7]}]
+                })
+
+        # One request occupies the only instance for DELAY_MS...
+        runner = threading.Thread(target=occupy)
+        runner.start()
+        time.sleep(0.1)
+        # ...while five more queue behind it and their clients hang up.
+        gone = []
+        for _ in range(5):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(_request_bytes(port))
+            gone.append(s)
+        time.sleep(0.05)
+        for s in gone:
+            s.close()
+        runner.join(timeout=30)
+        assert first["resp"].status_code == 200, first["resp"].text
+        # A request from a live client after them still runs.
+        resp = http.infer("slow", {
+            "inputs": [{"name": "INPUT0", "shape": [1], "datatype": "INT32", "data": [8]}]
+        })
+        assert resp.status_code == 200, resp.text
+        stats = wait_for(
+            lambda: (s := _stats(http))["inference_stats"]["success"]["count"] >= 2 and s,
+            what="both live requests counted",
+        )
+        assert stats["execution_count"] - before == 2, stats
+        assert stats["inference_stats"]["fail"]["count"] == 5, stats
