@@ -5,7 +5,7 @@
 
 mod body;
 pub mod codec;
-mod encoding;
+mod compression;
 mod error;
 mod handlers;
 mod router;

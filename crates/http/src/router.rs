@@ -6,10 +6,9 @@ use axum::{
     routing::{get, post},
 };
 use oxiserve_core::Server;
-use tower_http::{compression::CompressionLayer, decompression::RequestDecompressionLayer};
 
 use crate::{
-    HttpOptions, encoding,
+    HttpOptions,
     handlers::{self, health, infer, logging, metadata, repository, statistics},
 };
 
@@ -46,9 +45,6 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         .fallback(|| async { handlers::not_found() })
         .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
-        .layer(RequestDecompressionLayer::new())
-        .layer(axum::middleware::from_fn(encoding::check_content_encoding))
-        .layer(CompressionLayer::new())
         .with_state(App {
             server,
             max_body_bytes: options.max_body_bytes,

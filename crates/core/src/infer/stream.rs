@@ -1,11 +1,14 @@
 //! The channel between an instance's `ResponseSink` (on its OS thread) and the
 //! frontend's handler (on the async runtime).
 
-use std::sync::Arc;
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+};
 
 use oxiserve_backend::{CancelFlag, ResponseEvent, ResponseTarget};
 use oxiserve_types::{InferResponse, Result};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 use super::OutputShaping;
 use crate::stats::RequestRecord;
@@ -21,9 +24,25 @@ pub struct StreamEvent {
 /// its final event cancels the request: work not yet started is skipped.
 #[derive(Debug)]
 pub struct ResponseStream {
-    rx: mpsc::UnboundedReceiver<StreamEvent>,
+    channel: Arc<Channel>,
     cancel: CancelFlag,
     finished: bool,
+}
+
+/// A single-consumer queue of events with a wake-up: lighter than a general
+/// channel, as most requests carry exactly one event.
+#[derive(Debug, Default)]
+pub(crate) struct Channel {
+    events: Mutex<VecDeque<StreamEvent>>,
+    ready: Notify,
+}
+
+impl Channel {
+    /// Queues an event and wakes the reader.
+    pub fn send(&self, event: StreamEvent) {
+        self.events.lock().unwrap().push_back(event);
+        self.ready.notify_one();
+    }
 }
 
 impl ResponseStream {
@@ -32,9 +51,14 @@ impl ResponseStream {
         if self.finished {
             return None;
         }
-        let event = self.rx.recv().await?;
-        self.finished = event.is_final;
-        Some(event)
+        loop {
+            let event = self.channel.events.lock().unwrap().pop_front();
+            if let Some(event) = event {
+                self.finished = event.is_final;
+                return Some(event);
+            }
+            self.channel.ready.notified().await;
+        }
     }
 
     /// The one response of a non-decoupled request.
@@ -64,23 +88,21 @@ impl Drop for ResponseStream {
     }
 }
 
-/// A connected pair: the stream for the frontend and the sending half for the sink.
-pub(crate) fn response_channel(
-    cancel: CancelFlag,
-) -> (ResponseStream, mpsc::UnboundedSender<StreamEvent>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+/// A connected pair: the stream for the frontend and the channel for the sink.
+pub(crate) fn response_channel(cancel: CancelFlag) -> (ResponseStream, Arc<Channel>) {
+    let channel = Arc::new(Channel::default());
     let stream = ResponseStream {
-        rx,
+        channel: channel.clone(),
         cancel,
         finished: false,
     };
-    (stream, tx)
+    (stream, channel)
 }
 
 /// The core's end of a `ResponseSink`: turns backend responses into
 /// `InferResponse`s, sends them on, and records the request's outcome.
 pub(crate) struct StreamTarget {
-    pub tx: mpsc::UnboundedSender<StreamEvent>,
+    pub tx: Arc<Channel>,
     pub record: Arc<RequestRecord>,
     pub shaping: OutputShaping,
     pub failed: bool,
@@ -97,8 +119,8 @@ impl ResponseTarget for StreamTarget {
         if event.is_final {
             self.record.finished(!self.failed);
         }
-        // The client may be gone; the response is then dropped.
-        let _ = self.tx.send(StreamEvent {
+        // If the client is gone, nobody reads the event; it is dropped with the channel.
+        self.tx.send(StreamEvent {
             response,
             is_final: event.is_final,
         });

@@ -13,6 +13,7 @@ use super::ModelPath;
 use crate::{
     body::Chunks,
     codec::{EncodedResponse, decode_infer_request, encode_infer_response},
+    compression::{Encoding, decode_request, encode_response, response_encoding},
     error::{ApiError, ApiResult},
     router::App,
 };
@@ -29,6 +30,7 @@ pub(crate) async fn infer(
 ) -> ApiResult<Response> {
     let version = path.version()?;
     let body = body.map_err(|rejection| body_error(&app, rejection))?;
+    let body = decode_request(&headers, body, app.max_body_bytes)?;
     let header_length = header_length(&headers, body.len())?;
     let model = app.server.model(&path.model, version)?;
     if model.is_decoupled() {
@@ -46,7 +48,7 @@ pub(crate) async fn infer(
     };
     let response = app.server.infer(request)?.single().await?;
     let encoded = encode_infer_response(&response, &echo)?;
-    Ok(into_response(encoded))
+    Ok(into_response(encoded, response_encoding(&headers)))
 }
 
 /// The `Inference-Header-Content-Length` header, read as Triton reads it:
@@ -79,30 +81,25 @@ fn body_error(app: &App, rejection: BytesRejection) -> ApiError {
     ApiError::new(status, rejection.body_text())
 }
 
-fn into_response(encoded: EncodedResponse) -> Response {
-    let EncodedResponse {
-        json,
-        binary,
-        header_length,
-    } = encoded;
-    let Some(header_length) = header_length else {
-        return (
-            StatusCode::OK,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            json,
-        )
-            .into_response();
+fn into_response(encoded: EncodedResponse, encoding: Option<Encoding>) -> Response {
+    let content_type = encoded.content_type();
+    let header_length = encoded.header_length;
+    let (body, content_encoding) = match encoding {
+        Some(encoding) => {
+            let (packed, name) = encode_response(encoding, encoded.into_chunks());
+            (Body::from(packed), Some(name))
+        }
+        None if header_length.is_none() => (Body::from(encoded.json), None),
+        None => (Body::new(Chunks::new(encoded.into_chunks())), None),
     };
-    let body = Body::new(Chunks::new(std::iter::once(json).chain(binary)));
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/octet-stream"),
-    );
-    headers.insert(HEADER_LENGTH, HeaderValue::from(header_length));
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(length) = header_length {
+        headers.insert(HEADER_LENGTH, HeaderValue::from(length));
+    }
+    if let Some(name) = content_encoding {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(name));
+    }
     response
 }
