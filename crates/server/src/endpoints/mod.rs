@@ -1,0 +1,120 @@
+//! Binding the endpoints (one file per protocol) and serving until a signal
+//! arrives; then every endpoint stops accepting, requests in flight finish,
+//! and the models unload.
+
+mod http;
+mod signal;
+
+use std::{future::Future, net::SocketAddr, pin::Pin, process::ExitCode, time::Duration};
+
+use oxiserve_core::Server;
+use tokio::{net::TcpListener, sync::watch, task::JoinSet};
+
+use crate::cli::ServerOptions;
+
+/// Protocol extensions this build serves, for the options table.
+pub const EXTENSIONS: &[&str] = oxiserve_http::EXTENSIONS;
+
+/// A running endpoint; it ends when its shutdown future completes.
+type Service = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+/// Completes when the server is told to stop.
+#[derive(Clone)]
+pub(crate) struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    /// Waits for the stop.
+    pub async fn wait(mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
+
+/// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and unloads.
+pub fn serve(server: Server, options: &ServerOptions) -> ExitCode {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(options.http.http_thread_count.max(1) as usize);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("http")
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            log::error!("error: creating server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(server.clone(), options));
+    let timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
+    runtime.shutdown_timeout(timeout);
+    server.shutdown();
+    code
+}
+
+async fn run(server: Server, options: &ServerOptions) -> ExitCode {
+    let (stop, stopped) = watch::channel(false);
+    let shutdown = Shutdown(stopped);
+    let mut services: Vec<Service> = Vec::new();
+    // Each endpoint binds in turn; a failure to bind stops start-up.
+    let started = [http::start(&server, options, shutdown.clone()).await];
+    for service in started {
+        match service {
+            Ok(service) => services.extend(service),
+            Err(e) => {
+                log::error!("error: creating server: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if services.is_empty() {
+        log::warn!("no endpoint is enabled; waiting for a signal to exit");
+    }
+    let mut running = JoinSet::new();
+    for service in services {
+        running.spawn(service);
+    }
+    let mut code = ExitCode::SUCCESS;
+    tokio::select! {
+        () = signal::shutdown_signal() => {}
+        Some(ended) = running.join_next() => {
+            log::error!("an endpoint stopped unexpectedly: {}", describe(ended));
+            code = ExitCode::FAILURE;
+        }
+    }
+    let _ = stop.send(true);
+    while let Some(ended) = running.join_next().await {
+        if let Err(e) = ended.map_err(|e| e.to_string()).and_then(|r| r) {
+            log::error!("an endpoint failed while stopping: {e}");
+            code = ExitCode::FAILURE;
+        }
+    }
+    code
+}
+
+fn describe(ended: Result<Result<(), String>, tokio::task::JoinError>) -> String {
+    match ended {
+        Ok(Ok(())) => "it returned".to_string(),
+        Ok(Err(e)) => e,
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Binds `address:port` and logs Triton's `Started <what> at <address>:<port>`
+/// line with the port actually bound (port 0 picks a free one).
+pub(crate) async fn bind(
+    what: &str,
+    address: &str,
+    port: u16,
+) -> Result<(TcpListener, SocketAddr), String> {
+    let wanted = format!("{address}:{port}");
+    let listener = TcpListener::bind(&wanted)
+        .await
+        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
+    log::info!("Started {what} at {address}:{}", bound.port());
+    Ok((listener, bound))
+}
