@@ -110,3 +110,11 @@ fn a_bad_delay_fails_to_load() {
     let Err(err) = load(c) else { panic!("loaded") };
     assert!(err.message.contains("execute_delay_ms"), "{err}");
 }
+
+#[test]
+fn follows_the_backend_contract() {
+    let model = load(config(&["INPUT0", "INPUT1"], &["OUTPUT0", "OUTPUT1"])).unwrap();
+    let req = request(&[("INPUT0", b"ab"), ("INPUT1", b"c")]);
+    oxiserve_backend::testing::conformance::check(model.as_ref(), &req, &["OUTPUT0", "OUTPUT1"]);
+    oxiserve_backend::testing::conformance::check(model.as_ref(), &req, &["OUTPUT1"]);
+}

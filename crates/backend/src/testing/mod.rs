@@ -1,5 +1,8 @@
 //! Helpers for backend tests: run requests through a model and collect what
-//! its instance answers, without a server.
+//! its instance answers, without a server; and the conformance kit every
+//! backend runs ([`conformance`]).
+
+pub mod conformance;
 
 use std::sync::{Arc, Mutex};
 
@@ -23,11 +26,17 @@ impl ResponseTarget for Collector {
 
 /// A request whose responses are collected; `outputs` are the outputs to produce.
 pub fn collecting_request(request: InferRequest, outputs: &[&str]) -> (BackendRequest, Collected) {
+    collecting_request_with(request, outputs, CancelFlag::default())
+}
+
+/// Like [`collecting_request`], with the request's cancel flag.
+pub fn collecting_request_with(
+    request: InferRequest,
+    outputs: &[&str],
+    cancel: CancelFlag,
+) -> (BackendRequest, Collected) {
     let collected = Collected::default();
-    let sink = ResponseSink::new(
-        Box::new(Collector(collected.clone())),
-        CancelFlag::default(),
-    );
+    let sink = ResponseSink::new(Box::new(Collector(collected.clone())), cancel);
     let request = BackendRequest {
         request,
         requested_outputs: outputs.iter().map(|s| s.to_string()).collect(),
