@@ -23,6 +23,19 @@ BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Crates that must stay free of protocol frameworks.
 PROTOCOL_FREE = {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core"}
 FRAMEWORKS = {"axum", "hyper", "tonic", "tower-http"}
+# oxiserve-proto may hold the generated gRPC service code behind this
+# optional feature (off by default); only the frontends may turn it on.
+PROTO_GRPC_FEATURE = "grpc"
+
+
+def _feature_only(package, dep):
+    """Whether `dep` is optional and only the non-default gRPC feature enables it."""
+    optional = all(d.get("optional") for d in package["dependencies"] if d["name"] == dep)
+    features = package.get("features", {})
+    default_on = any(
+        f in (dep, f"dep:{dep}", PROTO_GRPC_FEATURE) for f in features.get("default", [])
+    )
+    return optional and not default_on
 
 
 def main() -> int:
@@ -43,7 +56,14 @@ def main() -> int:
                 problems.append(f"{name} must not depend on {dep} (DESIGN.md rule 1)")
         if name in PROTOCOL_FREE:
             for dep in sorted(deps & FRAMEWORKS):
+                if name == "oxiserve-proto" and _feature_only(package, dep):
+                    continue
                 problems.append(f"{name} must not depend on {dep}: the core knows no protocol")
+            for d in package["dependencies"]:
+                if d["name"] == "oxiserve-proto" and PROTO_GRPC_FEATURE in d.get("features", []):
+                    problems.append(
+                        f"{name} must not enable oxiserve-proto's '{PROTO_GRPC_FEATURE}' feature"
+                    )
     for problem in problems:
         print(f"layout: {problem}")
     if not problems:

@@ -19,6 +19,7 @@ echo "rust: ${rust% *} passed, ${rust#* } failed"
 
 # End-to-end: the debug binary cargo test just built, over real sockets.
 scripts/python-env.sh
+scripts/tools.sh
 cargo build --locked --bin oxiserve
 .venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
 # pytest's summary is its last line: "3 failed, 160 passed, 1 error in 4.2s".

@@ -4,6 +4,7 @@ Run against real Triton with `OXI_TARGET=triton`; the default is oxiserve.
 """
 
 import pytest
+import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from catalog import main_models
@@ -47,6 +48,14 @@ def main_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def client(main_server):
     c = httpclient.InferenceServerClient(main_server.url)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def grpc_client(main_server):
+    """A `tritonclient.grpc` client of the main server."""
+    c = grpcclient.InferenceServerClient(main_server.grpc_url)
     yield c
     c.close()
 

@@ -69,6 +69,19 @@ def _copy(out_name, tensor):
         return pb_utils.Tensor.from_dlpack(out_name, tensor.to_dlpack())
 '''
 
+# The decoupled form: each request gets one response that is also its last
+# (the identity backend does the same when its config says decoupled).
+DECOUPLED_MODEL_PY = IDENTITY_MODEL_PY.replace(
+    "            responses.append(pb_utils.InferenceResponse(output_tensors=outputs))\n"
+    "        return responses\n",
+    "            request.get_response_sender().send(\n"
+    "                pb_utils.InferenceResponse(output_tensors=outputs),\n"
+    "                flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL,\n"
+    "            )\n"
+    "        return None\n",
+)
+assert DECOUPLED_MODEL_PY != IDENTITY_MODEL_PY
+
 
 @dataclass
 class Tensor:
@@ -102,6 +115,7 @@ class ModelSpec:
     execute_delay_ms: int = 0
     python_only: bool = False  # a Python model on every target
     backend: str = None  # a fixed backend on every target (no model file)
+    decoupled: bool = False  # model_transaction_policy { decoupled: true }
 
     def __post_init__(self):
         if self.outputs is None:
@@ -132,6 +146,8 @@ def config_text(spec, backend):
             'parameters [ { key: "execute_delay_ms", value: { string_value: '
             f'"{spec.execute_delay_ms}" }} }} ]'
         )
+    if spec.decoupled:
+        lines.append("model_transaction_policy { decoupled: true }")
     if spec.extra_config:
         lines.append(spec.extra_config)
     return "\n".join(lines) + "\n"
@@ -148,7 +164,8 @@ def write_model(repo, spec, target):
         vdir = folder / str(version)
         vdir.mkdir(exist_ok=True)
         if python:
-            (vdir / "model.py").write_text(IDENTITY_MODEL_PY)
+            model_py = DECOUPLED_MODEL_PY if spec.decoupled else IDENTITY_MODEL_PY
+            (vdir / "model.py").write_text(model_py)
     for name, text in spec.files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder

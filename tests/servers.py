@@ -2,7 +2,7 @@
 
 `OXI_TARGET` picks it: "oxiserve" (the default) or "triton". oxiserve binds
 port 0 and reports the real port in Triton's "Started HTTPService at" line;
-real Triton gets free ports picked in 18200-18299.
+real Triton gets free ports picked in 18200-18299 (or OXI_TRITON_PORTS).
 """
 
 import os
@@ -23,7 +23,11 @@ REAL_TRITON = Path(
 # Real Triton's first run installs it (real-triton.sh), so it gets longer.
 START_TIMEOUT_S = float(os.environ.get("OXI_START_TIMEOUT", 180 if TARGET == "triton" else 30))
 STARTED = re.compile(r"Started HTTPService at [^\s:]+:(\d+)")
-TRITON_PORTS = range(18200, 18300)
+METRICS_STARTED = re.compile(r"Started Metrics Service at [^\s:]+:(\d+)")
+GRPC_STARTED = re.compile(r"Started GRPCInferenceService at [^\s:]+:(\d+)")
+# OXI_TRITON_PORTS="LOW-HIGH" moves real Triton's ports (HIGH excluded).
+_LOW, _HIGH = os.environ.get("OXI_TRITON_PORTS", "18200-18300").split("-")
+TRITON_PORTS = range(int(_LOW), int(_HIGH))
 ERROR_LINE = re.compile(r"^E\d{4} |UNAVAILABLE|[Ee]rror:")
 
 if TARGET not in ("oxiserve", "triton"):
@@ -62,7 +66,7 @@ def _triton_ports():
         if all(_port_free(base + i) for i in range(3)):
             return base
     _next_port[0] = TRITON_PORTS.start
-    raise RuntimeError("no three free ports left in 18200-18299")
+    raise RuntimeError(f"no three free ports left in {TRITON_PORTS}")
 
 
 def command(repo, flags=()):
@@ -131,6 +135,8 @@ class Server:
         self._lock = threading.Lock()
         self._started = threading.Event()
         self.port = None
+        self.metrics_port = None  # from the "Started Metrics Service at" line
+        self.grpc_port = None  # from the "Started GRPCInferenceService at" line
         self.proc = None
         self._start(list(flags))
 
@@ -157,12 +163,24 @@ class Server:
                 self._fail(f"printed the Started line but port {self.port} refuses connections")
             time.sleep(0.05)
         self.url = f"127.0.0.1:{self.port}"
+        # Both servers print the gRPC line before the HTTP one.
+        while self.grpc_port is not None and not _accepts(self.grpc_port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self._fail(f"printed the Started line but gRPC port {self.grpc_port} refuses connections")
+            time.sleep(0.05)
+        self.grpc_url = f"127.0.0.1:{self.grpc_port}" if self.grpc_port else None
 
     def _drain(self):
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             with self._lock:
                 self.lines.append(line)
+            grpc = GRPC_STARTED.search(line)
+            if grpc:
+                self.grpc_port = int(grpc.group(1))
+            metrics = METRICS_STARTED.search(line)
+            if metrics:
+                self.metrics_port = int(metrics.group(1))
             match = STARTED.search(line)
             if match and not self._started.is_set():
                 self.port = int(match.group(1))

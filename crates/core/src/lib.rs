@@ -8,6 +8,7 @@ mod model;
 pub mod repository;
 mod scheduler;
 mod server;
+mod shared_memory;
 mod stats;
 
 pub use backends::BackendRegistry;
@@ -17,4 +18,8 @@ pub use server::{
     IndexEntry, LoadOutcome, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Server,
     ServerConfig,
 };
-pub use stats::{BatchStatistics, InferStatistics, ModelStatistics, StatDuration};
+pub use shared_memory::{RegionStatus, SharedMemoryRegistry, cuda_register, cuda_status};
+pub use stats::{
+    BatchStatistics, FailureCounts, FailureReason, HistogramSnapshot, InferStatistics,
+    LATENCY_BUCKETS_US, LatencySnapshot, ModelStatistics, StatDuration,
+};

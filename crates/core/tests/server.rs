@@ -13,8 +13,8 @@ use bytes::Bytes;
 use oxiserve_backend::{Backend, Model, ModelContext};
 use oxiserve_backend_identity::IdentityBackend;
 use oxiserve_core::{
-    BackendRegistry, IndexEntry, ModelControlMode, ModelState, ModelStatistics, Server,
-    ServerConfig,
+    BackendRegistry, FailureReason, IndexEntry, ModelControlMode, ModelState, ModelStatistics,
+    Server, ServerConfig,
 };
 use oxiserve_types::{
     DataType, Error, ErrorKind, InferRequest, InferResponse, RequestedOutput, Result, Tensor,
@@ -673,10 +673,42 @@ async fn dropping_a_stream_before_it_is_served_cancels_the_request() {
     let s = settled_stats(&server, "slow", 3);
     assert_eq!(s.inference_stats.success.count, 2);
     assert_eq!(s.inference_stats.fail.count, 1);
+    assert_eq!(s.failures.get(FailureReason::Canceled), 1);
     // The cancelled request never executed.
     assert_eq!(s.execution_count, 2);
     assert_eq!(s.inference_count, 2);
     assert_eq!(s.inference_stats.queue.count, 2);
+}
+
+#[tokio::test]
+async fn latency_histograms_count_successes_when_enabled() {
+    let config = slow(0, 1);
+    let files = [
+        ("a/config.pbtxt", config.as_str()),
+        ("a/1/", ""),
+        ("a/2/", ""),
+    ];
+    let dir = repo(&files);
+    let plain = server(&dir);
+    assert_eq!(plain.model("a", None).unwrap().latency(), None);
+
+    let dir = repo(&files);
+    let server = server_with(&dir, |c| c.latency_histograms = true);
+    for _ in 0..3 {
+        infer(&server, request("a", None, &[1.0])).await.unwrap();
+    }
+    let s = settled_stats(&server, "a", 3);
+    let model = server.model("a", None).unwrap();
+    let latency = model.latency().unwrap();
+    assert_eq!(latency.request.count(), s.inference_stats.success.count);
+    assert_eq!(latency.queue.count(), 3);
+    assert!(model.load_duration() > Duration::ZERO);
+    let loaded: Vec<_> = server
+        .loaded_models()
+        .iter()
+        .map(|m| (m.name().to_string(), m.version()))
+        .collect();
+    assert_eq!(loaded, [("a".to_string(), 2)]);
 }
 
 #[tokio::test]

@@ -1,14 +1,24 @@
 //! Triton's protobuf messages as Rust types, plus a descriptor pool for
-//! reflection (text format parsing, JSON rendering).
+//! reflection (text format parsing, JSON rendering). With the `grpc`
+//! feature, the tonic server code of `inference.GRPCInferenceService` and
+//! `grpc.health.v1.Health` too.
 
 use std::sync::LazyLock;
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 
-/// Generated types of Triton's `inference` protobuf package.
+/// Generated types of Triton's `inference` protobuf package: the model
+/// configuration and the KServe v2 gRPC messages (and, with the `grpc`
+/// feature, `grpc_inference_service_server`).
 #[allow(clippy::all, missing_docs)]
 pub mod inference {
     include!(concat!(env!("OUT_DIR"), "/inference.rs"));
+}
+
+/// Generated types of the standard gRPC health checking protocol.
+#[allow(clippy::all, missing_docs)]
+pub mod health {
+    include!(concat!(env!("OUT_DIR"), "/grpc.health.v1.rs"));
 }
 
 pub use inference::ModelConfig;

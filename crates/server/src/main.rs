@@ -4,6 +4,7 @@
 mod cli;
 mod endpoints;
 mod logging;
+mod metrics;
 mod model_table;
 mod serve;
 mod server_config;

@@ -7,7 +7,9 @@ use oxiserve_core::{ModelState, Server};
 
 use crate::{
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
-    endpoints, logging, model_table, server_config,
+    endpoints, logging,
+    metrics::{MetricsSettings, Registry},
+    model_table, server_config,
 };
 
 /// Server version reported in the options table.
@@ -16,25 +18,11 @@ const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Flags whose features this build does not have yet: each one given is
 /// reported, never ignored in silence.
 const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
-    ("grpc-port", "no gRPC endpoint yet"),
-    ("grpc-address", "no gRPC endpoint yet"),
-    ("allow-grpc", "no gRPC endpoint yet"),
-    ("grpc-keepalive-time", "no gRPC endpoint yet"),
-    ("grpc-keepalive-timeout", "no gRPC endpoint yet"),
     (
         "grpc-keepalive-permit-without-calls",
-        "no gRPC endpoint yet",
+        "the server's keepalive pings go out with or without calls",
     ),
-    (
-        "grpc-infer-response-compression-level",
-        "no gRPC endpoint yet",
-    ),
-    ("metrics-port", "no metrics endpoint yet"),
-    ("metrics-address", "no metrics endpoint yet"),
-    ("metrics-interval-ms", "no metrics endpoint yet"),
-    ("allow-metrics", "no metrics endpoint yet"),
-    ("allow-cpu-metrics", "no metrics endpoint yet"),
-    ("allow-gpu-metrics", "no metrics endpoint yet"),
+    ("allow-gpu-metrics", "no GPU metrics in this build"),
     ("backend-directory", "backends are built in"),
     ("backend-config", "no backend reads settings yet"),
     (
@@ -57,8 +45,12 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     report_flags(options);
+    let (metrics_settings, metrics_warnings) = MetricsSettings::from_options(&options.metrics);
+    for warning in &metrics_warnings {
+        log::warn!("{warning}");
+    }
     let server = Server::new(
-        server_config::from_options(options),
+        server_config::from_options(options, &metrics_settings),
         server_config::backends(),
     );
     server.set_log_control(Arc::new(log_handle));
@@ -87,7 +79,8 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         server.shutdown();
         return ExitCode::FAILURE;
     }
-    endpoints::serve(server, options)
+    let metrics = Registry::new(server.clone(), metrics_settings);
+    endpoints::serve(server, options, metrics)
 }
 
 fn report_flags(options: &ServerOptions) {

@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig};
 
-use crate::cli::{ServerOptions, values};
+use crate::{
+    cli::{ServerOptions, values},
+    metrics::MetricsSettings,
+};
 
 /// The core's settings from the command line.
-pub fn from_options(options: &ServerOptions) -> ServerConfig {
+pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> ServerConfig {
     let repository = &options.repository;
     ServerConfig {
         id: options.id.clone(),
@@ -21,6 +24,7 @@ pub fn from_options(options: &ServerOptions) -> ServerConfig {
         auto_complete: !repository.strict_model_config,
         strict_readiness: repository.strict_readiness,
         gpus: Vec::new(),
+        latency_histograms: metrics.histogram_latencies,
     }
 }
 

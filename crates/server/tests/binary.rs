@@ -91,6 +91,7 @@ fn start_up_prints_the_model_and_option_tables() {
         "--grpc-use-ssl=true",
         "--grpc-port",
         "9001",
+        "--grpc-keepalive-permit-without-calls=true",
     ]);
     let all = text(&out);
     // Triton exits when a model fails and --exit-on-error is true (the default).
@@ -116,7 +117,8 @@ fn start_up_prints_the_model_and_option_tables() {
         "{all}"
     );
     assert!(
-        all.contains("--grpc-port: no effect in this build (no gRPC endpoint yet)"),
+        all.contains("--grpc-keepalive-permit-without-calls: no effect in this build")
+            && !all.contains("--grpc-port: no effect"),
         "{all}"
     );
     assert!(

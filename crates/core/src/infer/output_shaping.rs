@@ -9,6 +9,7 @@ use oxiserve_backend::{BackendResponse, ModelContext};
 use oxiserve_types::{DataType, Error, InferResponse, Result, Tensor, encode_bytes_elements};
 
 use super::reshape::map_shape;
+use crate::shared_memory::OutputRegion;
 
 /// What a loaded model knows about its outputs.
 #[derive(Debug, Default)]
@@ -63,6 +64,8 @@ pub(crate) struct OutputShaping {
     pub info: Arc<OutputInfo>,
     /// (output name, class_count) for outputs asked for as classifications.
     pub classifications: Vec<(String, u32)>,
+    /// Outputs to write into shared memory regions.
+    pub output_regions: Vec<OutputRegion>,
 }
 
 impl OutputShaping {
@@ -86,6 +89,9 @@ impl OutputShaping {
                     .find(|(n, _)| *n == output.name)
                     .map(|(_, l)| l.as_slice());
                 *output = classify(output, k, labels, self.info.batching)?;
+            }
+            if let Some(target) = self.output_regions.iter().find(|t| t.name == output.name) {
+                target.write(output)?;
             }
         }
         Ok(InferResponse {

@@ -11,7 +11,7 @@ use oxiserve_types::{InferResponse, Result};
 use tokio::sync::Notify;
 
 use super::OutputShaping;
-use crate::stats::RequestRecord;
+use crate::stats::{FailureReason, RequestRecord};
 
 /// One event of a response stream: a response (or error), and whether it is the last.
 #[derive(Debug)]
@@ -105,19 +105,24 @@ pub(crate) struct StreamTarget {
     pub tx: Arc<Channel>,
     pub record: Arc<RequestRecord>,
     pub shaping: OutputShaping,
-    pub failed: bool,
+    /// Why the request failed, once one of its responses was an error.
+    pub failure: Option<FailureReason>,
 }
 
 impl ResponseTarget for StreamTarget {
     fn deliver(&mut self, event: ResponseEvent) {
-        let response = event
-            .response
-            .map(|r| r.and_then(|r| self.shaping.apply(r)));
-        if matches!(response, Some(Err(_))) {
-            self.failed = true;
-        }
+        let response = event.response.map(|r| match r {
+            Ok(r) => self.shaping.apply(r).inspect_err(|_| {
+                self.failure.get_or_insert(FailureReason::Other);
+            }),
+            Err(e) => {
+                self.failure
+                    .get_or_insert(FailureReason::of_backend_error(&e));
+                Err(e)
+            }
+        });
         if event.is_final {
-            self.record.finished(!self.failed);
+            self.record.finished(self.failure);
         }
         // If the client is gone, nobody reads the event; it is dropped with the channel.
         self.tx.send(StreamEvent {

@@ -3,7 +3,7 @@
 
 use std::{
     sync::{Arc, Mutex},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use oxiserve_backend::{
@@ -18,7 +18,8 @@ use crate::{
         validate::validate,
     },
     scheduler::{DefaultScheduler, InstanceRunner, Job, RunnerSpec},
-    stats::{ModelStatistics, RequestRecord, StatsCollector},
+    shared_memory::OutputRegion,
+    stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector},
 };
 
 /// A model version that is ready to serve.
@@ -31,14 +32,21 @@ pub struct LoadedModel {
     outputs: Arc<OutputInfo>,
     scheduler: DefaultScheduler,
     runners: Mutex<Vec<InstanceRunner>>,
+    load_duration: Duration,
 }
 
 impl LoadedModel {
-    /// Loads `context`'s model with `backend` and starts its instances.
-    pub(crate) fn load(backend: &dyn Backend, context: ModelContext) -> Result<Self> {
+    /// Loads `context`'s model with `backend` and starts its instances;
+    /// `histograms` turns its latency histograms on.
+    pub(crate) fn load(
+        backend: &dyn Backend,
+        context: ModelContext,
+        histograms: bool,
+    ) -> Result<Self> {
+        let started = Instant::now();
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
-        let stats = Arc::new(StatsCollector::default());
+        let stats = Arc::new(StatsCollector::new(histograms));
         let scheduler = DefaultScheduler::new();
         let label = format!("{} (version {})", context.name, context.version);
         let mut runners = Vec::new();
@@ -67,6 +75,7 @@ impl LoadedModel {
             outputs,
             scheduler,
             runners: Mutex::new(runners),
+            load_duration: started.elapsed(),
         })
     }
 
@@ -103,8 +112,24 @@ impl LoadedModel {
         self.stats.snapshot(&self.name, self.version)
     }
 
-    /// Validates and queues `request`; its responses come on the returned stream.
-    pub(crate) fn infer(&self, request: InferRequest, arrival: Instant) -> Result<ResponseStream> {
+    /// The latency histograms so far; `None` when they are off.
+    pub fn latency(&self) -> Option<LatencySnapshot> {
+        self.stats.latency()
+    }
+
+    /// How long loading took: the backend's load and every instance's creation.
+    pub fn load_duration(&self) -> Duration {
+        self.load_duration
+    }
+
+    /// Validates and queues `request`; its responses come on the returned
+    /// stream, with the outputs in `output_regions` written there.
+    pub(crate) fn infer(
+        &self,
+        request: InferRequest,
+        arrival: Instant,
+        output_regions: Vec<OutputRegion>,
+    ) -> Result<ResponseStream> {
         let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
         let classifications: Vec<(String, u32)> = request
             .outputs
@@ -126,8 +151,9 @@ impl LoadedModel {
                 request_id,
                 info: self.outputs.clone(),
                 classifications,
+                output_regions,
             },
-            failed: false,
+            failure: None,
         };
         let job = Job {
             request: BackendRequest {

@@ -260,7 +260,7 @@ impl Server {
                 ),
             )
         })?;
-        LoadedModel::load(backend.as_ref(), context)
+        LoadedModel::load(backend.as_ref(), context, self.config().latency_histograms)
     }
 }
 

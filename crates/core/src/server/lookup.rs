@@ -61,6 +61,18 @@ impl Server {
         Ok(self.model(name, version)?.config().clone())
     }
 
+    /// Every loaded model version, ordered by name then version.
+    pub fn loaded_models(&self) -> Vec<Arc<LoadedModel>> {
+        let mut loaded: Vec<_> = self.inner.models.read(|models| {
+            models
+                .values()
+                .flat_map(|entry| entry.loaded().cloned())
+                .collect()
+        });
+        loaded.sort_by(|a, b| (a.name(), a.version()).cmp(&(b.name(), b.version())));
+        loaded
+    }
+
     /// Statistics of one model (one version or all its loaded versions), or of
     /// every loaded model when `name` is `None`.
     pub fn statistics(

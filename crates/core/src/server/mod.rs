@@ -19,7 +19,9 @@ use oxiserve_types::{InferRequest, Result};
 pub use lifecycle::{IndexEntry, LoadOutcome};
 pub use log_settings::{LogControl, LogSettings, LogSettingsUpdate};
 
-use crate::{BackendRegistry, infer::ResponseStream, model::ModelTable};
+use crate::{
+    BackendRegistry, infer::ResponseStream, model::ModelTable, shared_memory::SharedMemoryRegistry,
+};
 
 /// How the server manages its model repository (`--model-control-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +50,8 @@ pub struct ServerConfig {
     pub strict_readiness: bool,
     /// GPU ids this server can use.
     pub gpus: Vec<i32>,
+    /// Record per-model latency histograms (atomics, no lock) for metrics.
+    pub latency_histograms: bool,
 }
 
 /// A running inference server core, shared by its frontends.
@@ -65,6 +69,8 @@ struct Inner {
     /// Serializes loads and unloads.
     lifecycle: std::sync::Mutex<()>,
     log_control: std::sync::OnceLock<Arc<dyn LogControl>>,
+    /// The system shared memory regions every frontend shares.
+    shared_memory: SharedMemoryRegistry,
 }
 
 impl Server {
@@ -78,6 +84,7 @@ impl Server {
                 live: AtomicBool::new(true),
                 lifecycle: Default::default(),
                 log_control: Default::default(),
+                shared_memory: Default::default(),
             }),
         }
     }
@@ -95,6 +102,11 @@ impl Server {
     /// The log settings' owner, if the binary set one.
     pub fn log_control(&self) -> Option<&Arc<dyn LogControl>> {
         self.inner.log_control.get()
+    }
+
+    /// The system shared memory regions (Triton's shared memory extension).
+    pub fn shared_memory(&self) -> &SharedMemoryRegistry {
+        &self.inner.shared_memory
     }
 
     /// Whether the server is up (`/v2/health/live`).
@@ -128,10 +140,14 @@ impl Server {
     }
 
     /// Sends `request` to its model; the responses come on the stream.
-    pub fn infer(&self, request: InferRequest) -> Result<ResponseStream> {
+    /// Inputs whose parameters name a shared memory region are read from
+    /// it, and outputs that name one are written into it (see
+    /// [`SharedMemoryRegistry`]).
+    pub fn infer(&self, mut request: InferRequest) -> Result<ResponseStream> {
         let arrival = Instant::now();
         let model = self.model(&request.model_name, request.model_version)?;
-        model.infer(request, arrival)
+        let output_regions = self.inner.shared_memory.resolve(&mut request)?;
+        model.infer(request, arrival, output_regions)
     }
 
     /// Stops serving: no longer live or ready; every model unloads after its

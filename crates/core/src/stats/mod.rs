@@ -2,6 +2,8 @@
 //! (success/fail, queue, compute_input/infer/output), per execution
 //! (inference_count vs execution_count) and per batch size.
 
+mod histogram;
+mod reason;
 mod record;
 
 use std::{
@@ -10,7 +12,11 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
+pub use histogram::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
+pub use reason::{FailureCounts, FailureReason};
 pub(crate) use record::{ExecutionTimes, RequestRecord};
+
+use histogram::LatencyHistograms;
 
 /// A count and the total time of what was counted.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -61,12 +67,16 @@ pub struct ModelStatistics {
     pub execution_count: u64,
     pub inference_stats: InferStatistics,
     pub batch_stats: Vec<BatchStatistics>,
+    /// Failed requests per reason (their sum is `inference_stats.fail.count`).
+    pub failures: FailureCounts,
 }
 
 /// Collects one model version's statistics; shared by its requests and runners.
 #[derive(Debug, Default)]
 pub struct StatsCollector {
     inner: Mutex<Counters>,
+    /// Latency histograms, when enabled; recorded outside the lock.
+    histograms: Option<LatencyHistograms>,
 }
 
 #[derive(Debug, Default)]
@@ -76,9 +86,18 @@ struct Counters {
     execution_count: u64,
     infer: InferStatistics,
     batches: BTreeMap<u64, BatchStatistics>,
+    failures: FailureCounts,
 }
 
 impl StatsCollector {
+    /// A collector; `histograms` turns the latency histograms on.
+    pub(crate) fn new(histograms: bool) -> Self {
+        Self {
+            inner: Mutex::default(),
+            histograms: histograms.then(LatencyHistograms::default),
+        }
+    }
+
     /// Records a request that succeeded.
     pub(crate) fn record_success(&self, total: Duration, times: &ExecutionTimes) {
         let mut c = self.inner.lock().unwrap();
@@ -88,13 +107,18 @@ impl StatsCollector {
         c.infer.compute_input.add(times.compute_input);
         c.infer.compute_infer.add(times.compute_infer);
         c.infer.compute_output.add(times.compute_output);
+        drop(c);
+        if let Some(histograms) = &self.histograms {
+            histograms.observe(total, times);
+        }
     }
 
-    /// Records a request that failed, at whatever stage.
-    pub(crate) fn record_failure(&self, total: Duration) {
+    /// Records a request that failed, at whatever stage, and why.
+    pub(crate) fn record_failure(&self, total: Duration, reason: FailureReason) {
         let mut c = self.inner.lock().unwrap();
         c.last_inference = now_ms();
         c.infer.fail.add(total);
+        c.failures.add(reason);
     }
 
     /// Records one execution of `batch_size` inferences.
@@ -125,7 +149,13 @@ impl StatsCollector {
             execution_count: c.execution_count,
             inference_stats: c.infer.clone(),
             batch_stats: c.batches.values().cloned().collect(),
+            failures: c.failures,
         }
+    }
+
+    /// The latency histograms so far; `None` when they are off.
+    pub fn latency(&self) -> Option<LatencySnapshot> {
+        self.histograms.as_ref().map(LatencyHistograms::snapshot)
     }
 }
 

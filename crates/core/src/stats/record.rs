@@ -6,7 +6,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::StatsCollector;
+use super::{FailureReason, StatsCollector};
 
 /// Where one execution spent its time, as seen by each request in it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -49,19 +49,23 @@ impl RequestRecord {
         self.record_if_complete(&mut state);
     }
 
-    /// The request's final response was sent: a success, or not.
-    pub fn finished(&self, success: bool) {
+    /// The request's final response was sent: a success (`None`), or a
+    /// failure and its reason.
+    pub fn finished(&self, failure: Option<FailureReason>) {
         let now = Instant::now();
         let mut state = self.state.lock().unwrap();
         if state.recorded {
             return;
         }
-        if success {
-            state.succeeded_at = Some(now);
-            self.record_if_complete(&mut state);
-        } else {
-            state.recorded = true;
-            self.stats.record_failure(now - self.arrival);
+        match failure {
+            None => {
+                state.succeeded_at = Some(now);
+                self.record_if_complete(&mut state);
+            }
+            Some(reason) => {
+                state.recorded = true;
+                self.stats.record_failure(now - self.arrival, reason);
+            }
         }
     }
 

@@ -45,14 +45,16 @@ pub fn is_raw_binary_request(body_len: usize, header_length: Option<usize>) -> b
 /// HTTP statuses gives Triton's statuses: JSON syntax errors and JSON type
 /// errors (`Unable to parse ...`, a wrong element type, a `data` count that
 /// does not fit the shape) are [`ErrorKind::Internal`] (500 in Triton);
-/// the other request errors are [`ErrorKind::InvalidArg`] (400); a
-/// `shared_memory_region` is [`ErrorKind::NotFound`] (no region can be
-/// registered here, Triton's 404); raw binary requests are
-/// [`ErrorKind::Unsupported`] (see [`is_raw_binary_request`]).
+/// the other request errors are [`ErrorKind::InvalidArg`] (400); raw binary
+/// requests are [`ErrorKind::Unsupported`] (see [`is_raw_binary_request`]).
+///
+/// Inputs and outputs in shared memory keep their `shared_memory_region`,
+/// `shared_memory_byte_size` and `shared_memory_offset` parameters (type
+/// checked here, as Triton's parser does) and have no data: the core reads
+/// and writes the regions.
 ///
 /// [`ErrorKind::Internal`]: oxiserve_types::ErrorKind::Internal
 /// [`ErrorKind::InvalidArg`]: oxiserve_types::ErrorKind::InvalidArg
-/// [`ErrorKind::NotFound`]: oxiserve_types::ErrorKind::NotFound
 /// [`ErrorKind::Unsupported`]: oxiserve_types::ErrorKind::Unsupported
 pub fn decode_infer_request(
     model_name: &str,
@@ -331,11 +333,17 @@ fn decode_input(
                 }
             });
         }
-        object.remove("shared_memory_offset");
-        object.remove("shared_memory_byte_size");
+        let shm_numbers = shared_memory_numbers(&mut object, &format!("input '{name}'"))?;
         // Triton ignores other input parameters; values of other JSON types
         // are dropped rather than refused.
         tensor_parameters = parameters::collect(object, decoder.specials, |_| Ok(()))?;
+        if let Some(region) = &shm_region {
+            tensor_parameters.insert(
+                "shared_memory_region".into(),
+                ParameterValue::String(region.clone()),
+            );
+            tensor_parameters.extend(shm_numbers);
+        }
     }
     let sources = [
         (input.data.is_some(), "'data'"),
@@ -388,11 +396,9 @@ fn decode_input(
     let data = if let Some(size) = binary_size {
         let size = usize::try_from(size).unwrap_or(usize::MAX);
         binary.take(&name, size)?
-    } else if let Some(region) = shm_region {
-        // No region can be registered with this server.
-        return Err(Error::not_found(format!(
-            "Unable to find shared memory region: '{region}'"
-        )));
+    } else if shm_region.is_some() {
+        // The core reads it from the region.
+        Bytes::new()
     } else {
         let data = input.data.expect("checked above");
         let Some(expected) = element_count(&shape) else {
@@ -518,22 +524,50 @@ fn decode_output(
         })?;
         output.class_count = u32::try_from(classes).unwrap_or(u32::MAX);
     }
+    let mut object = object;
     if let Some(region) = object.get("shared_memory_region") {
-        let Some(region) = region.as_str() else {
+        if !region.is_string() {
             return Err(Error::internal(format!(
                 "Unable to parse 'shared_memory_region' of output '{}': attempt to access JSON \
                  non-string as string",
                 output.name
             )));
-        };
-        return Err(Error::not_found(format!(
-            "Unable to find shared memory region: '{region}'"
-        )));
+        }
+        if object.get("binary_data") == Some(&Value::Bool(true)) {
+            return Err(Error::invalid_arg(
+                "Output can't set both 'shared_memory_region' and 'binary_data'",
+            ));
+        }
+        let numbers = shared_memory_numbers(&mut object, &format!("output '{}'", output.name))?;
+        output.parameters.extend(numbers);
     }
     // Triton ignores other output parameters; values of other JSON types are
     // dropped rather than refused.
-    output.parameters = parameters::collect(object, decoder.specials, |_| Ok(()))?;
+    let others = parameters::collect(object, decoder.specials, |_| Ok(()))?;
+    output.parameters.extend(others);
     Ok(output)
+}
+
+/// Takes `shared_memory_byte_size` and `shared_memory_offset` out of a
+/// tensor's parameters, as unsigned integers (Triton's 500 otherwise).
+fn shared_memory_numbers(
+    object: &mut serde_json::Map<String, Value>,
+    tensor: &str,
+) -> Result<Parameters, Error> {
+    let mut numbers = Parameters::new();
+    for key in ["shared_memory_byte_size", "shared_memory_offset"] {
+        let Some(value) = object.remove(key) else {
+            continue;
+        };
+        let number = value.as_u64().ok_or_else(|| {
+            Error::internal(format!(
+                "Unable to parse '{key}' of {tensor}: attempt to access JSON \
+                 non-unsigned-integer as unsigned-integer"
+            ))
+        })?;
+        numbers.insert(key.to_string(), ParameterValue::Uint(number));
+    }
+    Ok(numbers)
 }
 
 /// Whether output `name` goes back as binary data: its `binary_data`

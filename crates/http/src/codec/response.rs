@@ -52,6 +52,9 @@ impl EncodedResponse {
 /// only when there are some, and each output as
 /// `{"name","datatype","shape","data":[...]}` or, when sent as binary,
 /// `{"name","datatype","shape","parameters":{"binary_data_size":N}}`.
+/// An output the core wrote into a shared memory region (its parameters
+/// name a `shared_memory_region`) is `{"name","datatype","shape"}` only, as
+/// in Triton.
 ///
 /// An output is binary if the request names it with `"binary_data": true`;
 /// an output the request does not name is binary if the request has
@@ -130,7 +133,12 @@ fn write_output(
         }
         write_i64(json, dim);
     }
-    json.extend_from_slice(b"],");
+    json.push(b']');
+    if output.parameters.contains_key("shared_memory_region") {
+        json.push(b'}');
+        return Ok(());
+    }
+    json.push(b',');
     if as_binary {
         write_key(json, "parameters");
         json.push(b'{');

@@ -765,19 +765,80 @@ fn data_errors_do_not_hide_later_syntax_errors() {
 }
 
 #[test]
-fn shared_memory_regions_are_not_found() {
-    let err = decode_json(
+fn shared_memory_tensors_keep_their_parameters_for_the_core() {
+    let request = decode_json(
         r#"{"inputs":[{"name":"X","shape":[1],"datatype":"FP32",
-            "parameters":{"shared_memory_region":"r0","shared_memory_byte_size":4}}]}"#,
+            "parameters":{"shared_memory_region":"r0","shared_memory_byte_size":4,
+            "shared_memory_offset":8,"other":"kept"}}],
+            "outputs":[{"name":"O","parameters":{"shared_memory_region":"r1",
+            "shared_memory_byte_size":16,"binary_data":false}}]}"#,
     )
-    .unwrap_err();
-    assert_eq!(err.kind, ErrorKind::NotFound);
-    assert_eq!(err.message, "Unable to find shared memory region: 'r0'");
+    .unwrap();
+    let input = &request.inputs[0];
+    assert!(input.data.is_empty());
+    let uint = ParameterValue::Uint;
+    let string = |s: &str| ParameterValue::String(s.into());
+    let expected: Parameters = [
+        ("other".to_string(), string("kept")),
+        ("shared_memory_byte_size".into(), uint(4)),
+        ("shared_memory_offset".into(), uint(8)),
+        ("shared_memory_region".into(), string("r0")),
+    ]
+    .into();
+    assert_eq!(input.parameters, expected);
+    let output = &request.outputs[0].parameters;
+    assert_eq!(output.get("shared_memory_region"), Some(&string("r1")));
+    assert_eq!(output.get("shared_memory_byte_size"), Some(&uint(16)));
+}
+
+#[test]
+fn shared_memory_parameter_errors_are_tritons() {
+    let input = |parameters: &str| {
+        message(decode_json(&format!(
+            r#"{{"inputs":[{{"name":"X","shape":[1],"datatype":"FP32","parameters":{parameters}}}]}}"#
+        )))
+    };
+    assert!(
+        input(r#"{"shared_memory_region":"r","shared_memory_byte_size":"4"}"#).starts_with(
+            "Unable to parse 'shared_memory_byte_size' of input 'X': attempt to access JSON \
+             non-unsigned-integer as unsigned-integer"
+        )
+    );
+    assert!(
+        input(r#"{"shared_memory_region":"r","shared_memory_offset":-1}"#)
+            .starts_with("Unable to parse 'shared_memory_offset' of input 'X'")
+    );
     let err = decode_json(
-        r#"{"inputs":[],"outputs":[{"name":"O","parameters":{"shared_memory_region":"r1"}}]}"#,
+        r#"{"inputs":[],"outputs":[{"name":"O","parameters":{"shared_memory_region":"r",
+            "binary_data":true}}]}"#,
     )
     .unwrap_err();
-    assert_eq!(err.message, "Unable to find shared memory region: 'r1'");
+    assert_eq!(err.kind, ErrorKind::InvalidArg);
+    assert_eq!(
+        err.message,
+        "Output can't set both 'shared_memory_region' and 'binary_data'"
+    );
+}
+
+#[test]
+fn shared_memory_outputs_are_sent_without_data() {
+    let request = request_with(r#"{"inputs":[],"parameters":{"binary_data_output":true}}"#);
+    let mut outputs = multi_io_outputs();
+    outputs[0].data = Bytes::new();
+    outputs[0].parameters.insert(
+        "shared_memory_region".into(),
+        ParameterValue::String("out".into()),
+    );
+    let encoded = encode_infer_response(&response(outputs), &request).unwrap();
+    // As Triton 2.51 answers: no data and no parameters.
+    assert!(
+        json_text(&encoded).starts_with(
+            r#"{"model_name":"multi_io","model_version":"1","outputs":[{"name":"OUTPUT0","datatype":"INT64","shape":[1,3]},"#
+        ),
+        "{}",
+        json_text(&encoded)
+    );
+    assert_eq!(encoded.binary.len(), 1);
 }
 
 #[test]

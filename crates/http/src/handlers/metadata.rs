@@ -15,6 +15,8 @@ pub const EXTENSIONS: &[&str] = &[
     "model_repository",
     "model_repository(unload_dependents)",
     "model_configuration",
+    "system_shared_memory",
+    "cuda_shared_memory",
     "binary_tensor_data",
     "parameters",
     "statistics",

@@ -5,6 +5,7 @@ pub(crate) mod infer;
 pub(crate) mod logging;
 pub mod metadata;
 pub(crate) mod repository;
+pub(crate) mod shared_memory;
 pub(crate) mod statistics;
 
 use serde::Deserialize;

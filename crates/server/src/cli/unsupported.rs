@@ -29,7 +29,6 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
         o.http.http_header_forward_pattern.is_some()
     }),
     ("http-restricted-api", always),
-    ("reuse-grpc-port", |o| o.grpc.reuse_grpc_port),
     ("grpc-header-forward-pattern", |o| {
         o.grpc.grpc_header_forward_pattern.is_some()
     }),
@@ -42,9 +41,6 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("grpc-http2-max-pings-without-data", always),
     ("grpc-http2-min-recv-ping-interval-without-data", always),
     ("grpc-http2-max-ping-strikes", always),
-    ("grpc-max-connection-age", always),
-    ("grpc-max-connection-age-grace", always),
-    ("grpc-restricted-protocol", always),
     ("allow-sagemaker", |o| o.sagemaker.allow_sagemaker),
     ("sagemaker-port", always),
     ("sagemaker-safe-port-range", always),

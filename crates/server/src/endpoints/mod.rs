@@ -2,7 +2,9 @@
 //! arrives; then every endpoint stops accepting, requests in flight finish,
 //! and the models unload.
 
+mod grpc;
 mod http;
+mod metrics;
 mod signal;
 
 use std::{future::Future, net::SocketAddr, pin::Pin, process::ExitCode, time::Duration};
@@ -10,7 +12,7 @@ use std::{future::Future, net::SocketAddr, pin::Pin, process::ExitCode, time::Du
 use oxiserve_core::Server;
 use tokio::{net::TcpListener, sync::watch, task::JoinSet};
 
-use crate::cli::ServerOptions;
+use crate::{cli::ServerOptions, metrics::Registry};
 
 /// Protocol extensions this build serves, for the options table.
 pub const EXTENSIONS: &[&str] = oxiserve_http::EXTENSIONS;
@@ -30,7 +32,7 @@ impl Shutdown {
 }
 
 /// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and unloads.
-pub fn serve(server: Server, options: &ServerOptions) -> ExitCode {
+pub fn serve(server: Server, options: &ServerOptions, metrics: Registry) -> ExitCode {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(options.http.http_thread_count.max(1) as usize);
@@ -46,19 +48,23 @@ pub fn serve(server: Server, options: &ServerOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(server.clone(), options));
+    let code = runtime.block_on(run(server.clone(), options, metrics));
     let timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
     runtime.shutdown_timeout(timeout);
     server.shutdown();
     code
 }
 
-async fn run(server: Server, options: &ServerOptions) -> ExitCode {
+async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> ExitCode {
     let (stop, stopped) = watch::channel(false);
     let shutdown = Shutdown(stopped);
     let mut services: Vec<Service> = Vec::new();
     // Each endpoint binds in turn; a failure to bind stops start-up.
-    let started = [http::start(&server, options, shutdown.clone()).await];
+    let started = [
+        grpc::start(&server, options, shutdown.clone()).await,
+        http::start(&server, options, shutdown.clone()).await,
+        metrics::start(metrics, options, shutdown.clone()).await,
+    ];
     for service in started {
         match service {
             Ok(service) => services.extend(service),
@@ -108,8 +114,19 @@ pub(crate) async fn bind(
     address: &str,
     port: u16,
 ) -> Result<(TcpListener, SocketAddr), String> {
+    bind_with(what, address, port, false).await
+}
+
+/// [`bind`], with SO_REUSEPORT when `reuse_port` (`--reuse-grpc-port`), so
+/// that several servers can listen on one port.
+pub(crate) async fn bind_with(
+    what: &str,
+    address: &str,
+    port: u16,
+    reuse_port: bool,
+) -> Result<(TcpListener, SocketAddr), String> {
     let wanted = format!("{address}:{port}");
-    let listener = TcpListener::bind(&wanted)
+    let listener = listen(&wanted, reuse_port)
         .await
         .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
     let bound = listener
@@ -117,4 +134,25 @@ pub(crate) async fn bind(
         .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
     log::info!("Started {what} at {address}:{}", bound.port());
     Ok((listener, bound))
+}
+
+async fn listen(address: &str, reuse_port: bool) -> std::io::Result<TcpListener> {
+    if !reuse_port {
+        return TcpListener::bind(address).await;
+    }
+    let Some(address) = tokio::net::lookup_host(address).await?.next() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "the address resolves to nothing",
+        ));
+    };
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.bind(address)?;
+    socket.listen(1024)
 }

@@ -1,0 +1,270 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use oxiserve_types::{
+    DataType, ErrorKind, InferRequest, ParameterValue, Parameters, RequestedOutput, Tensor,
+};
+
+use super::*;
+
+/// A POSIX shared memory object made for one test (what `shm_open` +
+/// `ftruncate` create), removed when dropped.
+struct ShmObject {
+    key: String,
+    path: std::path::PathBuf,
+}
+
+impl ShmObject {
+    fn new(size: u64) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("oxiserve_core_test_{}_{n}", std::process::id());
+        let path = std::path::Path::new("/dev/shm").join(&name);
+        std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+        Self {
+            key: format!("/{name}"),
+            path,
+        }
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .unwrap();
+        file.write_all_at(data, offset).unwrap();
+    }
+
+    fn read(&self, offset: usize, len: usize) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()[offset..offset + len].to_vec()
+    }
+}
+
+impl Drop for ShmObject {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn shm_parameters(region: &str, byte_size: u64, offset: Option<u64>) -> Parameters {
+    let mut parameters = Parameters::new();
+    parameters.insert(REGION_KEY.into(), ParameterValue::String(region.into()));
+    parameters.insert(
+        "shared_memory_byte_size".into(),
+        ParameterValue::Uint(byte_size),
+    );
+    if let Some(offset) = offset {
+        parameters.insert(
+            "shared_memory_offset".into(),
+            ParameterValue::Int(offset as i64),
+        );
+    }
+    parameters
+}
+
+const REGION_KEY: &str = "shared_memory_region";
+
+#[test]
+fn register_status_unregister() {
+    let object = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::default();
+    registry.register("b", &object.key, 0, 64).unwrap();
+    registry.register("a", &object.key, 16, 8).unwrap();
+    let all = registry.status(None).unwrap();
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(
+        registry.status(Some("a")).unwrap(),
+        vec![RegionStatus {
+            name: "a".into(),
+            key: object.key.clone(),
+            offset: 16,
+            byte_size: 8,
+        }]
+    );
+    registry.unregister("a");
+    registry.unregister("never registered");
+    let err = registry.status(Some("a")).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert_eq!(
+        err.message,
+        "Unable to find system shared memory region: 'a'"
+    );
+    registry.unregister_all();
+    assert!(registry.status(None).unwrap().is_empty());
+}
+
+#[test]
+fn register_errors_are_tritons() {
+    let object = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::default();
+    registry.register("r", &object.key, 0, 64).unwrap();
+    let err = registry.register("r", &object.key, 0, 8).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::AlreadyExists);
+    assert_eq!(err.message, "shared memory region 'r' already in manager");
+
+    let err = registry
+        .register("x", "/oxiserve_no_such_object", 0, 8)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Internal);
+    assert!(
+        err.message
+            .starts_with("Unable to open shared memory region: '/oxiserve_no_such_object'"),
+        "{err}"
+    );
+    for key in ["/../../etc/passwd", "a/b", "/", ".."] {
+        let err = registry.register("x", key, 0, 8).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Internal, "{key}: {err}");
+    }
+    for (offset, byte_size) in [(0, 65), (64, 1), (60, 8), (0, 0), (u64::MAX, 2)] {
+        let err = registry
+            .register("x", &object.key, offset, byte_size)
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArg, "{offset} {byte_size}");
+        assert!(
+            err.message
+                .starts_with("failed to register shared memory region 'x': invalid args"),
+            "{err}"
+        );
+    }
+    assert_eq!(registry.status(None).unwrap().len(), 1);
+}
+
+#[test]
+fn inputs_are_read_from_regions_and_outputs_written() {
+    let object = ShmObject::new(4096 + 64);
+    object.write(4096 + 4, &[1, 2, 3, 4, 5, 6, 7, 8]);
+    let registry = SharedMemoryRegistry::default();
+    // An offset that is not a multiple of the page size.
+    registry.register("in", &object.key, 4096 + 4, 32).unwrap();
+    registry
+        .register("out", &object.key, 4096 + 40, 24)
+        .unwrap();
+    let mut input = Tensor::new("IN", DataType::Uint8, vec![4], bytes::Bytes::new());
+    input.parameters = shm_parameters("in", 4, Some(2));
+    input
+        .parameters
+        .insert("other".into(), ParameterValue::Bool(true));
+    let mut request = InferRequest {
+        inputs: vec![input],
+        outputs: vec![RequestedOutput {
+            name: "OUT".into(),
+            parameters: shm_parameters("out", 8, Some(4)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let outputs = registry.resolve(&mut request).unwrap();
+    assert_eq!(&request.inputs[0].data[..], &[3, 4, 5, 6]);
+    assert_eq!(
+        request.inputs[0].parameters.keys().collect::<Vec<_>>(),
+        ["other"]
+    );
+    // The region may be unregistered while the request holds it.
+    registry.unregister_all();
+    let mut output = Tensor::new("OUT", DataType::Uint8, vec![3], vec![9, 8, 7].into());
+    outputs[0].write(&mut output).unwrap();
+    assert!(output.data.is_empty());
+    assert_eq!(output.parameters, shm_parameters("out", 8, Some(4)));
+    assert_eq!(object.read(4096 + 44, 4), [9, 8, 7, 0]);
+
+    let mut big = Tensor::new("OUT", DataType::Uint8, vec![9], vec![0; 9].into());
+    let err = outputs[0].write(&mut big).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Internal);
+    assert_eq!(
+        err.message,
+        "shared memory size specified with the request for output 'OUT' (8 bytes) should be at \
+         least 9 bytes to hold the results"
+    );
+}
+
+#[test]
+fn request_spans_are_checked() {
+    let object = ShmObject::new(16);
+    let registry = SharedMemoryRegistry::default();
+    registry.register("r", &object.key, 0, 16).unwrap();
+    let request = |parameters: Parameters| InferRequest {
+        inputs: vec![Tensor {
+            parameters,
+            ..Tensor::new("IN", DataType::Fp32, vec![1], bytes::Bytes::new())
+        }],
+        ..Default::default()
+    };
+    let cases = [
+        (
+            shm_parameters("nope", 4, None),
+            ErrorKind::NotFound,
+            "Unable to find shared memory region: 'nope'",
+        ),
+        (
+            shm_parameters("r", 4, Some(16)),
+            ErrorKind::InvalidArg,
+            "Invalid offset for shared memory region: 'r' (input 'IN'",
+        ),
+        (
+            shm_parameters("r", 8, Some(12)),
+            ErrorKind::InvalidArg,
+            "Invalid offset + byte size for shared memory region: 'r' (input 'IN'",
+        ),
+        (
+            shm_parameters("r", 0, None),
+            ErrorKind::InvalidArg,
+            "Invalid offset + byte size",
+        ),
+    ];
+    for (parameters, kind, message) in cases {
+        let err = registry.resolve(&mut request(parameters)).unwrap_err();
+        assert_eq!(err.kind, kind, "{err}");
+        assert!(err.message.starts_with(message), "{err}");
+    }
+    let mut bad = shm_parameters("r", 4, None);
+    bad.insert(REGION_KEY.into(), ParameterValue::Int(3));
+    let err = registry.resolve(&mut request(bad)).unwrap_err();
+    assert!(err.message.contains("must be a string"), "{err}");
+
+    let mut classified = InferRequest {
+        outputs: vec![RequestedOutput {
+            name: "OUT".into(),
+            class_count: 2,
+            parameters: shm_parameters("r", 4, None),
+        }],
+        ..Default::default()
+    };
+    let err = registry.resolve(&mut classified).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Output can't set both 'shared_memory_region' and 'classification'"
+    );
+}
+
+#[test]
+fn a_shrunk_object_is_an_error_not_a_crash() {
+    let object = ShmObject::new(8192);
+    let registry = SharedMemoryRegistry::default();
+    registry.register("r", &object.key, 4096, 4096).unwrap();
+    let mut request = InferRequest {
+        inputs: vec![Tensor {
+            parameters: shm_parameters("r", 8, Some(8)),
+            ..Tensor::new("IN", DataType::Uint8, vec![8], bytes::Bytes::new())
+        }],
+        outputs: vec![RequestedOutput {
+            name: "OUT".into(),
+            parameters: shm_parameters("r", 8, Some(64)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let outputs = registry.resolve(&mut request.clone()).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&object.path)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let err = registry.resolve(&mut request).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Internal);
+    assert!(err.message.contains("is no longer backed"), "{err}");
+    let mut output = Tensor::new("OUT", DataType::Uint8, vec![1], vec![1].into());
+    let err = outputs[0].write(&mut output).unwrap_err();
+    assert!(err.message.contains("shrank to 4096 bytes"), "{err}");
+}

@@ -1,0 +1,6 @@
+//! Protobuf messages <-> the core's protocol-neutral types.
+
+pub(crate) mod contents;
+pub(crate) mod parameters;
+pub(crate) mod request;
+pub(crate) mod response;

@@ -1,0 +1,27 @@
+//! The KServe v2 gRPC frontend (`inference.GRPCInferenceService`) with
+//! Triton's extensions, so that stock `tritonclient.grpc` works unchanged:
+//! health, metadata, configuration, inference (unary and streaming,
+//! decoupled models included), statistics, model repository, logging and
+//! trace settings, plus the standard `grpc.health.v1.Health` check. Each RPC
+//! decodes, calls the core's [`Server`], and encodes; nothing else.
+
+mod convert;
+mod error;
+mod health;
+mod infer;
+mod logging;
+mod metadata;
+mod repository;
+mod restriction;
+mod service;
+mod shared_memory;
+mod statistics;
+mod stream;
+mod trace;
+mod transport;
+mod version;
+
+pub use error::{code_for, status};
+pub use metadata::EXTENSIONS;
+pub use restriction::{Api, Restrictions};
+pub use transport::{GrpcOptions, serve};

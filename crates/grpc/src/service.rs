@@ -1,0 +1,248 @@
+//! `inference.GRPCInferenceService`: each RPC handed to the file of its
+//! concept, its error mapped to Triton's gRPC code.
+
+use std::sync::Arc;
+
+use oxiserve_core::Server;
+use oxiserve_proto::inference::{
+    CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse,
+    CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse,
+    CudaSharedMemoryUnregisterRequest, CudaSharedMemoryUnregisterResponse, LogSettingsRequest,
+    LogSettingsResponse, ModelConfigRequest, ModelConfigResponse, ModelInferRequest,
+    ModelInferResponse, ModelMetadataRequest, ModelMetadataResponse, ModelReadyRequest,
+    ModelReadyResponse, ModelStatisticsRequest, ModelStatisticsResponse, RepositoryIndexRequest,
+    RepositoryIndexResponse, RepositoryModelLoadRequest, RepositoryModelLoadResponse,
+    RepositoryModelUnloadRequest, RepositoryModelUnloadResponse, ServerLiveRequest,
+    ServerLiveResponse, ServerMetadataRequest, ServerMetadataResponse, ServerReadyRequest,
+    ServerReadyResponse, SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse,
+    SystemSharedMemoryStatusRequest, SystemSharedMemoryStatusResponse,
+    SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse, TraceSettingRequest,
+    TraceSettingResponse, grpc_inference_service_server::GrpcInferenceService,
+};
+use oxiserve_types::Result as CoreResult;
+use tokio::sync::watch;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::{
+    error::status,
+    infer, logging, metadata, repository,
+    restriction::{Api, Restrictions},
+    shared_memory, statistics, stream, trace,
+};
+
+/// The inference service over the core.
+#[derive(Debug, Clone)]
+pub(crate) struct InferenceService {
+    server: Server,
+    /// Becomes true when the server stops; open streams then wind down.
+    stopping: watch::Receiver<bool>,
+    restrictions: Arc<Restrictions>,
+}
+
+impl InferenceService {
+    /// Serves `server` until `stopping` turns true.
+    pub fn new(
+        server: Server,
+        stopping: watch::Receiver<bool>,
+        restrictions: Arc<Restrictions>,
+    ) -> Self {
+        Self {
+            server,
+            stopping,
+            restrictions,
+        }
+    }
+
+    /// Refuses a call of `api` that lacks the header its restriction asks for.
+    fn allow<T>(&self, api: Api, request: &Request<T>) -> Result<(), Status> {
+        self.restrictions.check(api, request.metadata())
+    }
+}
+
+/// A core result as a unary reply.
+fn reply<T>(result: CoreResult<T>) -> Result<Response<T>, Status> {
+    result.map(Response::new).map_err(status)
+}
+
+#[tonic::async_trait]
+impl GrpcInferenceService for InferenceService {
+    async fn server_live(
+        &self,
+        request: Request<ServerLiveRequest>,
+    ) -> Result<Response<ServerLiveResponse>, Status> {
+        self.allow(Api::Health, &request)?;
+        Ok(Response::new(ServerLiveResponse {
+            live: self.server.is_live(),
+        }))
+    }
+
+    async fn server_ready(
+        &self,
+        request: Request<ServerReadyRequest>,
+    ) -> Result<Response<ServerReadyResponse>, Status> {
+        self.allow(Api::Health, &request)?;
+        Ok(Response::new(ServerReadyResponse {
+            ready: self.server.is_ready(),
+        }))
+    }
+
+    async fn model_ready(
+        &self,
+        request: Request<ModelReadyRequest>,
+    ) -> Result<Response<ModelReadyResponse>, Status> {
+        self.allow(Api::Health, &request)?;
+        reply(metadata::model_ready(&self.server, request.into_inner()))
+    }
+
+    async fn server_metadata(
+        &self,
+        request: Request<ServerMetadataRequest>,
+    ) -> Result<Response<ServerMetadataResponse>, Status> {
+        self.allow(Api::Metadata, &request)?;
+        Ok(Response::new(metadata::server_metadata(&self.server)))
+    }
+
+    async fn model_metadata(
+        &self,
+        request: Request<ModelMetadataRequest>,
+    ) -> Result<Response<ModelMetadataResponse>, Status> {
+        self.allow(Api::Metadata, &request)?;
+        reply(metadata::model_metadata(&self.server, request.into_inner()))
+    }
+
+    async fn model_infer(
+        &self,
+        request: Request<ModelInferRequest>,
+    ) -> Result<Response<ModelInferResponse>, Status> {
+        self.allow(Api::Inference, &request)?;
+        reply(infer::model_infer(&self.server, request.into_inner()).await)
+    }
+
+    type ModelStreamInferStream = stream::Outbound;
+
+    async fn model_stream_infer(
+        &self,
+        request: Request<Streaming<ModelInferRequest>>,
+    ) -> Result<Response<Self::ModelStreamInferStream>, Status> {
+        self.allow(Api::Inference, &request)?;
+        let outbound = stream::start(self.server.clone(), request, self.stopping.clone());
+        Ok(Response::new(outbound))
+    }
+
+    async fn model_config(
+        &self,
+        request: Request<ModelConfigRequest>,
+    ) -> Result<Response<ModelConfigResponse>, Status> {
+        self.allow(Api::ModelConfig, &request)?;
+        reply(metadata::model_config(&self.server, request.into_inner()))
+    }
+
+    async fn model_statistics(
+        &self,
+        request: Request<ModelStatisticsRequest>,
+    ) -> Result<Response<ModelStatisticsResponse>, Status> {
+        self.allow(Api::Statistics, &request)?;
+        reply(statistics::model_statistics(
+            &self.server,
+            request.into_inner(),
+        ))
+    }
+
+    async fn repository_index(
+        &self,
+        request: Request<RepositoryIndexRequest>,
+    ) -> Result<Response<RepositoryIndexResponse>, Status> {
+        self.allow(Api::ModelRepository, &request)?;
+        repository::index(&self.server, request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn repository_model_load(
+        &self,
+        request: Request<RepositoryModelLoadRequest>,
+    ) -> Result<Response<RepositoryModelLoadResponse>, Status> {
+        self.allow(Api::ModelRepository, &request)?;
+        repository::load(&self.server, request.into_inner()).await?;
+        Ok(Response::new(RepositoryModelLoadResponse {}))
+    }
+
+    async fn repository_model_unload(
+        &self,
+        request: Request<RepositoryModelUnloadRequest>,
+    ) -> Result<Response<RepositoryModelUnloadResponse>, Status> {
+        self.allow(Api::ModelRepository, &request)?;
+        repository::unload(&self.server, request.into_inner()).await?;
+        Ok(Response::new(RepositoryModelUnloadResponse {}))
+    }
+
+    async fn system_shared_memory_status(
+        &self,
+        request: Request<SystemSharedMemoryStatusRequest>,
+    ) -> Result<Response<SystemSharedMemoryStatusResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        reply(shared_memory::system_status(
+            &self.server,
+            request.into_inner(),
+        ))
+    }
+
+    async fn system_shared_memory_register(
+        &self,
+        request: Request<SystemSharedMemoryRegisterRequest>,
+    ) -> Result<Response<SystemSharedMemoryRegisterResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        shared_memory::system_register(&self.server, request.into_inner()).map_err(status)?;
+        Ok(Response::new(SystemSharedMemoryRegisterResponse {}))
+    }
+
+    async fn system_shared_memory_unregister(
+        &self,
+        request: Request<SystemSharedMemoryUnregisterRequest>,
+    ) -> Result<Response<SystemSharedMemoryUnregisterResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        shared_memory::system_unregister(&self.server, request.into_inner());
+        Ok(Response::new(SystemSharedMemoryUnregisterResponse {}))
+    }
+
+    async fn cuda_shared_memory_status(
+        &self,
+        request: Request<CudaSharedMemoryStatusRequest>,
+    ) -> Result<Response<CudaSharedMemoryStatusResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        reply(shared_memory::cuda_status_of(request.into_inner()))
+    }
+
+    async fn cuda_shared_memory_register(
+        &self,
+        request: Request<CudaSharedMemoryRegisterRequest>,
+    ) -> Result<Response<CudaSharedMemoryRegisterResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        shared_memory::cuda_register_region(request.into_inner()).map_err(status)?;
+        Ok(Response::new(CudaSharedMemoryRegisterResponse {}))
+    }
+
+    async fn cuda_shared_memory_unregister(
+        &self,
+        request: Request<CudaSharedMemoryUnregisterRequest>,
+    ) -> Result<Response<CudaSharedMemoryUnregisterResponse>, Status> {
+        self.allow(Api::SharedMemory, &request)?;
+        Ok(Response::new(CudaSharedMemoryUnregisterResponse {}))
+    }
+
+    async fn trace_setting(
+        &self,
+        request: Request<TraceSettingRequest>,
+    ) -> Result<Response<TraceSettingResponse>, Status> {
+        self.allow(Api::Trace, &request)?;
+        reply(trace::trace_setting(&self.server, request.into_inner()))
+    }
+
+    async fn log_settings(
+        &self,
+        request: Request<LogSettingsRequest>,
+    ) -> Result<Response<LogSettingsResponse>, Status> {
+        self.allow(Api::Logging, &request)?;
+        reply(logging::log_settings(&self.server, request.into_inner()))
+    }
+}

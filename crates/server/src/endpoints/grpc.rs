@@ -1,0 +1,61 @@
+//! The gRPC endpoint (`--grpc-*` flags).
+
+use std::time::Duration;
+
+use oxiserve_core::Server;
+
+use super::{Service, Shutdown, bind_with};
+use oxiserve_grpc::{Api, Restrictions};
+
+use crate::cli::{
+    ServerOptions,
+    values::{GrpcCompressionLevel, RestrictedApi},
+};
+
+/// Binds the gRPC endpoint if `--allow-grpc`; the returned service serves it.
+pub(super) async fn start(
+    server: &Server,
+    options: &ServerOptions,
+    shutdown: Shutdown,
+) -> Result<Option<Service>, String> {
+    let grpc = &options.grpc;
+    if !grpc.allow_grpc {
+        return Ok(None);
+    }
+    let (listener, _) = bind_with(
+        "GRPCInferenceService",
+        &grpc.grpc_address,
+        grpc.grpc_port,
+        grpc.reuse_grpc_port,
+    )
+    .await?;
+    let grpc_options = oxiserve_grpc::GrpcOptions {
+        keepalive_time: Duration::from_millis(grpc.grpc_keepalive_time),
+        keepalive_timeout: Duration::from_millis(grpc.grpc_keepalive_timeout),
+        max_connection_age: grpc.grpc_max_connection_age.map(Duration::from_millis),
+        max_connection_age_grace: grpc
+            .grpc_max_connection_age_grace
+            .map(Duration::from_millis),
+        compress_responses: grpc.grpc_infer_response_compression_level
+            != GrpcCompressionLevel::None,
+        restrictions: restrictions(&grpc.grpc_restricted_protocol),
+    };
+    let server = server.clone();
+    Ok(Some(Box::pin(async move {
+        oxiserve_grpc::serve(listener, server, grpc_options, shutdown.wait())
+            .await
+            .map_err(|e| format!("gRPC service failed: {e}"))
+    })))
+}
+
+/// The `--grpc-restricted-protocol` settings (their API names are checked
+/// when the flag is parsed).
+fn restrictions(flags: &[RestrictedApi]) -> Restrictions {
+    let mut restrictions = Restrictions::default();
+    for flag in flags {
+        for api in flag.apis.iter().filter_map(|name| Api::from_name(name)) {
+            restrictions.restrict(api, &flag.header, &flag.value);
+        }
+    }
+    restrictions
+}

@@ -1,0 +1,197 @@
+//! Triton's per-model families (`nv_inference_*`), with Triton 2.51's names,
+//! help texts, types and labels, from the core's statistics at scrape time.
+
+use oxiserve_core::{FailureReason, ModelStatistics, StatDuration};
+
+use super::text::{Kind, TextWriter};
+
+/// One loaded model version as the metrics see it.
+#[derive(Debug, Clone, Default)]
+pub struct ModelSample {
+    pub stats: ModelStatistics,
+    pub pending: usize,
+}
+
+impl ModelSample {
+    fn version(&self) -> String {
+        self.stats.version.to_string()
+    }
+}
+
+/// A counter family of one value per model version.
+struct PerModel {
+    name: &'static str,
+    help: &'static str,
+    value: fn(&ModelStatistics) -> u64,
+}
+
+const COUNTS: [PerModel; 2] = [
+    PerModel {
+        name: "nv_inference_count",
+        help: "Number of inferences performed (does not include cached requests)",
+        value: |s| s.inference_count,
+    },
+    PerModel {
+        name: "nv_inference_exec_count",
+        help: "Number of model executions performed (does not include cached requests)",
+        value: |s| s.execution_count,
+    },
+];
+
+const LATENCY_COUNTERS: [PerModel; 5] = [
+    PerModel {
+        name: "nv_inference_request_duration_us",
+        help: "Cumulative inference request duration in microseconds (includes cached requests)",
+        value: |s| micros(s.inference_stats.success),
+    },
+    PerModel {
+        name: "nv_inference_queue_duration_us",
+        help: "Cumulative inference queuing duration in microseconds (includes cached requests)",
+        value: |s| micros(s.inference_stats.queue),
+    },
+    PerModel {
+        name: "nv_inference_compute_input_duration_us",
+        help: "Cumulative compute input duration in microseconds (does not include cached requests)",
+        value: |s| micros(s.inference_stats.compute_input),
+    },
+    PerModel {
+        name: "nv_inference_compute_infer_duration_us",
+        help: "Cumulative compute inference duration in microseconds (does not include cached requests)",
+        value: |s| micros(s.inference_stats.compute_infer),
+    },
+    PerModel {
+        name: "nv_inference_compute_output_duration_us",
+        help: "Cumulative inference compute output duration in microseconds (does not include cached requests)",
+        value: |s| micros(s.inference_stats.compute_output),
+    },
+];
+
+fn micros(d: StatDuration) -> u64 {
+    d.ns / 1000
+}
+
+/// Writes Triton's per-model families; `latency_counters` adds the
+/// cumulative duration counters (`--metrics-config counter_latencies`).
+pub fn write(w: &mut TextWriter, models: &[ModelSample], latency_counters: bool) {
+    write_counter(
+        w,
+        models,
+        "nv_inference_request_success",
+        "Number of successful inference requests, all batch sizes",
+        |s| s.inference_stats.success.count,
+    );
+    let failure = "nv_inference_request_failure";
+    w.family(
+        failure,
+        "Number of failed inference requests, all batch sizes",
+        Kind::Counter,
+    );
+    for m in models {
+        let version = m.version();
+        for reason in FailureReason::ALL {
+            let labels = [
+                ("model", m.stats.name.as_str()),
+                ("reason", reason.label()),
+                ("version", version.as_str()),
+            ];
+            w.sample(failure, &labels, m.stats.failures.get(reason) as f64);
+        }
+    }
+    for family in &COUNTS {
+        write_counter(w, models, family.name, family.help, family.value);
+    }
+    if latency_counters {
+        for family in &LATENCY_COUNTERS {
+            write_counter(w, models, family.name, family.help, family.value);
+        }
+    }
+    let pending = "nv_inference_pending_request_count";
+    w.family(
+        pending,
+        "Instantaneous number of pending requests awaiting execution per-model.",
+        Kind::Gauge,
+    );
+    for m in models {
+        let version = m.version();
+        let labels = [("model", m.stats.name.as_str()), ("version", &version)];
+        w.sample(pending, &labels, m.pending as f64);
+    }
+}
+
+fn write_counter(
+    w: &mut TextWriter,
+    models: &[ModelSample],
+    name: &str,
+    help: &str,
+    value: fn(&ModelStatistics) -> u64,
+) {
+    w.family(name, help, Kind::Counter);
+    for m in models {
+        let version = m.version();
+        let labels = [("model", m.stats.name.as_str()), ("version", &version)];
+        w.sample(name, &labels, value(&m.stats) as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiserve_core::InferStatistics;
+
+    use super::*;
+
+    fn sample() -> ModelSample {
+        ModelSample {
+            stats: ModelStatistics {
+                name: "ident".into(),
+                version: 1,
+                inference_count: 5,
+                execution_count: 4,
+                inference_stats: InferStatistics {
+                    success: StatDuration {
+                        count: 4,
+                        ns: 55_958_999,
+                    },
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            pending: 2,
+        }
+    }
+
+    fn render(latency_counters: bool) -> String {
+        let mut w = TextWriter::default();
+        write(&mut w, &[sample()], latency_counters);
+        w.finish()
+    }
+
+    #[test]
+    fn families_match_triton_2_51() {
+        let text = render(true);
+        for line in [
+            "# HELP nv_inference_request_success Number of successful inference requests, all batch sizes",
+            "# TYPE nv_inference_request_success counter",
+            "nv_inference_request_success{model=\"ident\",version=\"1\"} 4",
+            "nv_inference_request_failure{model=\"ident\",reason=\"OTHER\",version=\"1\"} 0",
+            "nv_inference_request_failure{model=\"ident\",reason=\"REJECTED\",version=\"1\"} 0",
+            "nv_inference_count{model=\"ident\",version=\"1\"} 5",
+            "nv_inference_exec_count{model=\"ident\",version=\"1\"} 4",
+            "nv_inference_request_duration_us{model=\"ident\",version=\"1\"} 55958",
+            "# TYPE nv_inference_pending_request_count gauge",
+            "nv_inference_pending_request_count{model=\"ident\",version=\"1\"} 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert_eq!(text.matches("# TYPE").count(), 10);
+    }
+
+    #[test]
+    fn counter_latencies_false_drops_the_duration_counters() {
+        let text = render(false);
+        assert!(!text.contains("_duration_us"), "{text}");
+        assert_eq!(text.matches("# TYPE").count(), 5);
+    }
+}
