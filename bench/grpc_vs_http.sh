@@ -35,30 +35,8 @@ scripts/python-env.sh
 cargo build --release --locked --bin oxiserve
 .venv/bin/python bench/h2load/make_grpc_body.py >"$WORK/grpc_body.bin"
 
-make_repo() { # DIR BACKEND
-  mkdir -p "$1/identity/1"
-  cat >"$1/identity/config.pbtxt" <<CFG
-name: "identity"
-backend: "$2"
-max_batch_size: 8
-input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-CFG
-}
-make_repo "$WORK/repo-oxiserve" identity
-make_repo "$WORK/repo-triton" python
-cat >"$WORK/repo-triton/identity/1/model.py" <<'PY'
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [
-            pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(
-                "OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
-            for r in requests
-        ]
-PY
+. bench/lib/common.sh
+make_identity_repos "$WORK"
 
 start() { # TARGET
   local p=${PORT[$1]}

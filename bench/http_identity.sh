@@ -38,36 +38,10 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 log() { echo "[bench] $*" >&2; }
-cpu_busy() { # share of all CPUs busy over 2 s (run while none of ours is running)
-  { head -n 1 /proc/stat; sleep 2; head -n 1 /proc/stat; } | awk '{ t = 0; for (i = 2; i <= NF; i++) t += $i }
-    NR == 1 { t0 = t; i0 = $5 + $6 } NR == 2 { printf "%.0f%%", 100 * (1 - ($5 + $6 - i0) / (t - t0)) }'
-}
 
 # --- model repositories: the same config, backend "identity" or "python" -----------------
-make_repo() { # DIR BACKEND
-  mkdir -p "$1/identity/1"
-  cat >"$1/identity/config.pbtxt" <<EOF
-name: "identity"
-backend: "$2"
-max_batch_size: 8
-input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-EOF
-}
-make_repo "$WORK/repo-oxiserve" identity
-make_repo "$WORK/repo-triton" python
-cat >"$WORK/repo-triton/identity/1/model.py" <<'EOF'
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [
-            pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(
-                "OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
-            for r in requests
-        ]
-EOF
+. bench/lib/common.sh
+make_identity_repos "$WORK"
 
 command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
 

@@ -35,19 +35,9 @@ cpu_ticks() { # PID: user + system CPU time of the process so far, in clock tick
   awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 TICK=$(getconf CLK_TCK)
-cpu_busy() { # share of all CPUs busy over 2 s
-  { head -n 1 /proc/stat; sleep 2; head -n 1 /proc/stat; } | awk '{ t = 0; for (i = 2; i <= NF; i++) t += $i }
-    NR == 1 { t0 = t; i0 = $5 + $6 } NR == 2 { printf "%.0f%%", 100 * (1 - ($5 + $6 - i0) / (t - t0)) }'
-}
 
-mkdir -p "$WORK/repo/identity/1"
-cat >"$WORK/repo/identity/config.pbtxt" <<EOF
-name: "identity"
-backend: "identity"
-max_batch_size: 8
-input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-EOF
+. bench/lib/common.sh
+make_identity_repos "$WORK"
 
 command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
 cargo build --release --locked --bin oxiserve
@@ -57,7 +47,7 @@ for mode in on off; do
   CMD[$mode]="target/release/oxiserve --model-repository=\$REPO --http-port=$p --grpc-port=$((p + 1)) --metrics-port=$((p + 2))${FLAGS[$mode]:+ ${FLAGS[$mode]}}"
 done
 start_server() { # MODE: starts it and waits until it is ready
-  ${CMD[$1]//\$REPO/$WORK/repo} >"$WORK/$1.log" 2>&1 &
+  ${CMD[$1]//\$REPO/$WORK/repo-oxiserve} >"$WORK/$1.log" 2>&1 &
   PID[$1]=$!
   for _ in $(seq 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${PORT[$1]}/v2/health/ready")" = 200 ] && return
