@@ -1,0 +1,12 @@
+//! The server core end to end: model repositories on disk, loaded with the
+//! identity backend, serving requests, counting statistics, and loading and
+//! unloading models as Triton does.
+
+mod common;
+mod failures;
+mod instances;
+mod model_control;
+mod outputs;
+mod startup;
+mod statistics;
+mod versions;
