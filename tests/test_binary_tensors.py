@@ -150,3 +150,24 @@ def test_fp16_binary_round_trip(http):
     header, raw = split_response(http.infer("id_fp16", body, headers=headers))
     assert raw == {"OUTPUT0": half.tobytes()}
     assert header["outputs"][0]["datatype"] == "FP16"
+
+
+def test_raw_binary_request(http):
+    """Inference-Header-Content-Length 0: the whole body is the model's only
+    input (batch of 1, the variable dimension from the body's size), and every
+    output comes back binary."""
+    values = np.array([1.5, -2.0, 3.25], dtype=np.float32)
+    resp = http.infer("id_fp32", values.tobytes(), headers={HEADER: "0"})
+    header, raw = split_response(resp)
+    (out,) = header["outputs"]
+    assert (out["name"], out["datatype"], out["shape"]) == ("OUTPUT0", "FP32", [1, 3])
+    np.testing.assert_array_equal(np.frombuffer(raw["OUTPUT0"], dtype=np.float32), values)
+
+
+def test_raw_binary_request_errors(http):
+    resp = http.infer("pair", b"\0" * 8, headers={HEADER: "0"})
+    assert resp.status_code == 400, resp.text
+    assert "Raw request must only have 1 input" in resp.json()["error"]
+    resp = http.infer("id_fp32", b"\0" * 13, headers={HEADER: "0"})
+    assert resp.status_code == 400, resp.text
+    assert "input byte size mismatch" in resp.json()["error"]

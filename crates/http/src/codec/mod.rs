@@ -12,11 +12,13 @@ mod dtoa;
 mod json_data;
 mod json_write;
 mod parameters;
+mod raw;
 mod request;
 mod response;
 
 #[cfg(test)]
 mod tests;
 
+pub use raw::decode_raw_request;
 pub use request::{decode_infer_request, is_raw_binary_request};
 pub use response::{EncodedResponse, encode_infer_response};

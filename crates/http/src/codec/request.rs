@@ -46,7 +46,8 @@ pub fn is_raw_binary_request(body_len: usize, header_length: Option<usize>) -> b
 /// errors (`Unable to parse ...`, a wrong element type, a `data` count that
 /// does not fit the shape) are [`ErrorKind::Internal`] (500 in Triton);
 /// the other request errors are [`ErrorKind::InvalidArg`] (400); raw binary
-/// requests are [`ErrorKind::Unsupported`] (see [`is_raw_binary_request`]).
+/// requests are left to [`decode_raw_request`](super::decode_raw_request) (see
+/// [`is_raw_binary_request`]).
 ///
 /// Inputs and outputs in shared memory keep their `shared_memory_region`,
 /// `shared_memory_byte_size` and `shared_memory_offset` parameters (type
@@ -55,7 +56,6 @@ pub fn is_raw_binary_request(body_len: usize, header_length: Option<usize>) -> b
 ///
 /// [`ErrorKind::Internal`]: oxiserve_types::ErrorKind::Internal
 /// [`ErrorKind::InvalidArg`]: oxiserve_types::ErrorKind::InvalidArg
-/// [`ErrorKind::Unsupported`]: oxiserve_types::ErrorKind::Unsupported
 pub fn decode_infer_request(
     model_name: &str,
     model_version: Option<i64>,
@@ -63,13 +63,10 @@ pub fn decode_infer_request(
     header_length: Option<usize>,
 ) -> Result<InferRequest, Error> {
     if is_raw_binary_request(body.len(), header_length) {
-        return Err(Error::new(
-            oxiserve_types::ErrorKind::Unsupported,
-            format!(
-                "raw binary requests (an empty body, or Inference-Header-Content-Length 0) are \
-                 not supported; send a JSON inference header for model '{model_name}'"
-            ),
-        ));
+        return Err(Error::invalid_arg(format!(
+            "a raw binary request for model '{model_name}' needs the model's configuration: \
+             decode it with decode_raw_request"
+        )));
     }
     let json_length = match header_length {
         Some(length) if length > body.len() => {

@@ -12,7 +12,10 @@ use oxiserve_types::{Error, ErrorKind, InferRequest};
 use super::ModelPath;
 use crate::{
     body::Chunks,
-    codec::{EncodedResponse, decode_infer_request, encode_infer_response},
+    codec::{
+        EncodedResponse, decode_infer_request, decode_raw_request, encode_infer_response,
+        is_raw_binary_request,
+    },
     compression::{Encoding, decode_request, encode_response, response_encoding},
     error::{ApiError, ApiResult},
     router::App,
@@ -40,7 +43,11 @@ pub(crate) async fn infer(
         )
         .into());
     }
-    let request = decode_infer_request(&path.model, version, body, header_length)?;
+    let request = if is_raw_binary_request(body.len(), header_length) {
+        decode_raw_request(model.config(), version, body)?
+    } else {
+        decode_infer_request(&path.model, version, body, header_length)?
+    };
     let echo = InferRequest {
         outputs: request.outputs.clone(),
         parameters: request.parameters.clone(),

@@ -213,17 +213,17 @@ fn header_length_equal_to_body_is_a_json_request() {
 }
 
 #[test]
-fn raw_binary_requests_are_refused() {
+fn raw_binary_requests_are_left_to_the_raw_decoder() {
     assert!(is_raw_binary_request(12, Some(0)));
     assert!(is_raw_binary_request(0, None));
     assert!(!is_raw_binary_request(12, None));
     assert!(!is_raw_binary_request(12, Some(12)));
     let err =
         decode_infer_request("m", None, Bytes::from_static(b"\0\0\x80\x3f"), Some(0)).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Unsupported);
-    assert!(err.message.contains("raw binary requests"), "{err}");
+    assert_eq!(err.kind, ErrorKind::InvalidArg);
+    assert!(err.message.contains("decode_raw_request"), "{err}");
     let err = decode_infer_request("m", None, Bytes::new(), None).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Unsupported);
+    assert_eq!(err.kind, ErrorKind::InvalidArg);
 }
 
 #[test]

@@ -1,0 +1,128 @@
+//! Raw binary requests: a body with `Inference-Header-Content-Length: 0` (or
+//! an empty body) is the whole of the model's single input, as Triton reads
+//! it. The input's datatype and shape come from the model configuration: a
+//! batching model gets a batch of 1, and one variable dimension takes what
+//! the body's size gives (a BYTES body is one element). Every output comes
+//! back as binary data.
+
+use bytes::Bytes;
+use oxiserve_config::ModelConfig;
+use oxiserve_types::{
+    DataType, Error, InferRequest, ParameterValue, Parameters, Tensor, encode_bytes_elements,
+};
+
+/// The request a raw binary `body` makes for the model `config`.
+pub fn decode_raw_request(
+    config: &ModelConfig,
+    model_version: Option<i64>,
+    body: Bytes,
+) -> Result<InferRequest, Error> {
+    let [input] = config.input.as_slice() else {
+        return Err(Error::invalid_arg(format!(
+            "[request id: <id_unknown>] Raw request must only have 1 input (found 1) to be \
+             deduced but got {} inputs in '{}' model configuration",
+            config.input.len(),
+            config.name
+        )));
+    };
+    let datatype = DataType::from_config_number(input.data_type).ok_or_else(|| {
+        Error::invalid_arg(format!("input '{}' has no valid datatype", input.name))
+    })?;
+    let (data, elements) = match datatype.element_size() {
+        None => (encode_bytes_elements([&body[..]]), 1),
+        Some(size) => {
+            let elements = body.len() / size;
+            (body, elements)
+        }
+    };
+    let mut shape: Vec<i64> = Vec::with_capacity(input.dims.len() + 1);
+    if config.max_batch_size > 0 {
+        shape.push(1);
+    }
+    let known: i64 = input.dims.iter().filter(|&&d| d >= 0).product();
+    let variable = input.dims.iter().filter(|&&d| d < 0).count();
+    shape.extend(input.dims.iter().map(|&d| match d {
+        d if d >= 0 => d,
+        _ if variable == 1 && known > 0 => elements as i64 / known,
+        _ => 1,
+    }));
+    let mut parameters = Parameters::new();
+    parameters.insert("binary_data_output".into(), ParameterValue::Bool(true));
+    Ok(InferRequest {
+        model_name: config.name.clone(),
+        model_version,
+        inputs: vec![Tensor::new(input.name.clone(), datatype, shape, data)],
+        parameters,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiserve_config::ModelConfig;
+    use oxiserve_proto::inference::ModelInput;
+
+    use super::*;
+
+    fn config(max_batch_size: i32, inputs: &[(&str, DataType, &[i64])]) -> ModelConfig {
+        let number = |t: DataType| {
+            (1..=14)
+                .find(|&n| DataType::from_config_number(n) == Some(t))
+                .unwrap()
+        };
+        ModelConfig {
+            name: "m".into(),
+            max_batch_size,
+            input: inputs
+                .iter()
+                .map(|(name, t, dims)| ModelInput {
+                    name: name.to_string(),
+                    data_type: number(*t),
+                    dims: dims.to_vec(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_body_is_the_single_input() {
+        let c = config(8, &[("INPUT0", DataType::Fp32, &[-1])]);
+        let r = decode_raw_request(&c, None, Bytes::from(vec![0u8; 12])).unwrap();
+        assert_eq!(r.inputs[0].name, "INPUT0");
+        assert_eq!(r.inputs[0].shape, vec![1, 3]);
+        assert_eq!(
+            r.parameters["binary_data_output"],
+            ParameterValue::Bool(true)
+        );
+        let c = config(0, &[("INPUT0", DataType::Int32, &[2, 3])]);
+        let r = decode_raw_request(&c, Some(2), Bytes::from(vec![0u8; 12])).unwrap();
+        assert_eq!(
+            (r.inputs[0].shape.clone(), r.model_version),
+            (vec![2, 3], Some(2))
+        );
+    }
+
+    #[test]
+    fn a_bytes_body_is_one_element() {
+        let c = config(8, &[("TEXT", DataType::Bytes, &[1])]);
+        let r = decode_raw_request(&c, None, Bytes::from_static(b"hi")).unwrap();
+        assert_eq!(r.inputs[0].shape, vec![1, 1]);
+        assert_eq!(r.inputs[0].data, encode_bytes_elements(["hi"]));
+    }
+
+    #[test]
+    fn several_inputs_cannot_be_deduced() {
+        let c = config(
+            0,
+            &[("A", DataType::Int32, &[1]), ("B", DataType::Int32, &[1])],
+        );
+        let err = decode_raw_request(&c, None, Bytes::new()).unwrap_err();
+        assert!(
+            err.message.contains("Raw request must only have 1 input"),
+            "{err}"
+        );
+        assert!(err.message.contains("got 2 inputs in 'm'"), "{err}");
+    }
+}
