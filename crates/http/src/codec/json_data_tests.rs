@@ -361,26 +361,7 @@ fn write_checks_sizes() {
 
 #[test]
 fn json_round_trips_every_datatype() {
-    for (datatype, raw) in [
-        (DataType::Bool, "[true,false,true]"),
-        (DataType::Uint8, "[0,1,255]"),
-        (DataType::Uint16, "[0,1,65535]"),
-        (DataType::Uint32, "[0,1,4294967295]"),
-        (DataType::Uint64, "[0,1,18446744073709551615]"),
-        (DataType::Int8, "[-128,0,127]"),
-        (DataType::Int16, "[-32768,0,32767]"),
-        (DataType::Int32, "[-2147483648,0,2147483647]"),
-        (
-            DataType::Int64,
-            "[-9223372036854775808,0,9223372036854775807]",
-        ),
-        (
-            DataType::Fp32,
-            "[1.5,0.10000000149011612,-3.3999999521443644e38]",
-        ),
-        (DataType::Fp64, "[0.1,1e300,-2.5]"),
-        (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
-    ] {
+    for (datatype, raw) in crate::codec::tests::JSON_SAMPLES {
         let data = read(datatype, &[3], raw).unwrap();
         assert_eq!(write(datatype, 3, &data).unwrap(), raw, "{datatype}");
     }

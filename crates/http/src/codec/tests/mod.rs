@@ -98,6 +98,29 @@ fn hex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// One JSON `data` array per datatype that JSON carries, written as Triton
+/// writes it (values at the edges of each type's range).
+pub(super) const JSON_SAMPLES: [(DataType, &str); 12] = [
+    (DataType::Bool, "[true,false,true]"),
+    (DataType::Uint8, "[0,1,255]"),
+    (DataType::Uint16, "[0,1,65535]"),
+    (DataType::Uint32, "[0,1,4294967295]"),
+    (DataType::Uint64, "[0,1,18446744073709551615]"),
+    (DataType::Int8, "[-128,0,127]"),
+    (DataType::Int16, "[-32768,0,32767]"),
+    (DataType::Int32, "[-2147483648,0,2147483647]"),
+    (
+        DataType::Int64,
+        "[-9223372036854775808,0,9223372036854775807]",
+    ),
+    (
+        DataType::Fp32,
+        "[1.5,0.10000000149011612,-3.3999999521443644e38]",
+    ),
+    (DataType::Fp64, "[0.1,1e300,-2.5]"),
+    (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
+];
+
 mod request_errors;
 mod requests;
 mod responses;
