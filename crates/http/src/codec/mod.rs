@@ -9,6 +9,7 @@
 //! output byte for byte (member order, number formatting, error texts).
 
 mod dtoa;
+mod header;
 mod json_data;
 mod json_write;
 mod parameters;

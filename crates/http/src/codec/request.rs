@@ -2,20 +2,16 @@
 //! JSON request header and the binary tensor data after it (Triton's binary
 //! tensor data extension).
 
-use std::fmt;
-
 use bytes::Bytes;
 use oxiserve_types::{
     DataType, Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Tensor,
     element_count, format_shape,
 };
-use serde::de::{
-    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::json_data::{DataSeed, DataTarget, read_json_data, special_literals};
+use super::header::{InputData, InputHeader, RequestHeader, parse_header};
+use super::json_data::{DataTarget, read_json_data, special_literals};
 use super::parameters::{self, invalid_type_message};
 
 /// Whether Triton would take this body as a raw binary request: an
@@ -112,10 +108,10 @@ pub fn decode_infer_request(
 }
 
 /// What decoding a header needs besides the header.
-struct Decoder<'a> {
-    model_name: &'a str,
+pub(super) struct Decoder<'a> {
+    pub model_name: &'a str,
     /// Whether the header went through [`special_literals::rewrite`].
-    specials: bool,
+    pub specials: bool,
 }
 
 impl Decoder<'_> {
@@ -157,7 +153,7 @@ impl Decoder<'_> {
     }
 
     /// A JSON string member (never a NaN or infinity placeholder).
-    fn string(&self, raw: &RawValue) -> Option<String> {
+    pub(super) fn string(&self, raw: &RawValue) -> Option<String> {
         let s: String = serde_json::from_str(raw.get()).ok()?;
         self.plain(s)
     }
@@ -443,7 +439,7 @@ fn excerpt(text: &str) -> String {
 }
 
 /// `[1, 3]`: dimensions are non-negative and fit `i64`.
-fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
+pub(super) fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
     let dims: Vec<u64> = serde_json::from_str(raw.get()).ok()?;
     dims.into_iter().map(|d| i64::try_from(d).ok()).collect()
 }
@@ -578,243 +574,5 @@ pub(crate) fn wants_binary(request: &InferRequest, name: &str) -> bool {
     match request.outputs.iter().find(|o| o.name == name) {
         Some(output) => flag(&output.parameters, "binary_data"),
         None => flag(&request.parameters, "binary_data_output"),
-    }
-}
-
-/// The top-level members of the JSON header; everything else is ignored.
-/// `inputs` is parsed here in the same pass, each input's members kept as raw
-/// JSON, except `data` when the input's name, shape and datatype come before
-/// it (as clients write them): then it is parsed straight into the tensor's
-/// bytes, in this same pass.
-struct RequestHeader<'a> {
-    id: Option<&'a RawValue>,
-    parameters: Option<&'a RawValue>,
-    inputs: Option<Inputs<'a>>,
-    outputs: Option<&'a RawValue>,
-}
-
-struct Inputs<'a>(Vec<InputHeader<'a>>);
-
-#[derive(Default)]
-struct InputHeader<'a> {
-    name: Option<&'a RawValue>,
-    shape: Option<&'a RawValue>,
-    datatype: Option<&'a RawValue>,
-    parameters: Option<&'a RawValue>,
-    data: Option<InputData<'a>>,
-}
-
-/// An input's `data` member.
-enum InputData<'a> {
-    /// To be parsed once the datatype is known.
-    Raw(&'a RawValue),
-    /// Parsed as it was read.
-    Parsed(Result<Vec<u8>, Error>),
-}
-
-/// Parses the JSON header.
-fn parse_header<'a>(
-    json: &'a [u8],
-    decoder: &Decoder<'_>,
-) -> Result<RequestHeader<'a>, serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_slice(json);
-    let header = HeaderSeed {
-        decoder,
-        json_len: json.len(),
-    }
-    .deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(header)
-}
-
-/// Member names the header visitors look at.
-enum Member {
-    Id,
-    Parameters,
-    Inputs,
-    Outputs,
-    Name,
-    Shape,
-    Datatype,
-    Data,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Member {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MemberVisitor;
-        impl Visitor<'_> for MemberVisitor {
-            type Value = Member;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Member, E> {
-                Ok(match v {
-                    "id" => Member::Id,
-                    "parameters" => Member::Parameters,
-                    "inputs" => Member::Inputs,
-                    "outputs" => Member::Outputs,
-                    "name" => Member::Name,
-                    "shape" => Member::Shape,
-                    "datatype" => Member::Datatype,
-                    "data" => Member::Data,
-                    _ => Member::Other,
-                })
-            }
-        }
-        deserializer.deserialize_identifier(MemberVisitor)
-    }
-}
-
-/// Keeps the first occurrence of a member, as RapidJSON's lookup does.
-fn keep_first<'a, 'de: 'a, A: MapAccess<'de>>(
-    slot: &mut Option<&'a RawValue>,
-    map: &mut A,
-) -> Result<(), A::Error> {
-    let value: &'de RawValue = map.next_value()?;
-    if slot.is_none() {
-        *slot = Some(value);
-    }
-    Ok(())
-}
-
-/// The context the header's visitors need to parse `data` in place.
-#[derive(Clone, Copy)]
-struct HeaderSeed<'d> {
-    decoder: &'d Decoder<'d>,
-    /// The length of the JSON header, to bound reservations.
-    json_len: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for HeaderSeed<'_> {
-    type Value = RequestHeader<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(HeaderVisitor(self))
-    }
-}
-
-struct HeaderVisitor<'d>(HeaderSeed<'d>);
-
-impl<'de> Visitor<'de> for HeaderVisitor<'_> {
-    type Value = RequestHeader<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an inference request: a JSON object with an 'inputs' member")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut header = RequestHeader {
-            id: None,
-            parameters: None,
-            inputs: None,
-            outputs: None,
-        };
-        while let Some(member) = map.next_key::<Member>()? {
-            match member {
-                Member::Id => keep_first(&mut header.id, &mut map)?,
-                Member::Parameters => keep_first(&mut header.parameters, &mut map)?,
-                Member::Outputs => keep_first(&mut header.outputs, &mut map)?,
-                Member::Inputs if header.inputs.is_none() => {
-                    header.inputs = Some(map.next_value_seed(InputsVisitor(self.0))?);
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(header)
-    }
-}
-
-struct InputsVisitor<'d>(HeaderSeed<'d>);
-
-impl<'de> DeserializeSeed<'de> for InputsVisitor<'_> {
-    type Value = Inputs<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for InputsVisitor<'_> {
-    type Value = Inputs<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("'inputs' to be an array")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut inputs = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
-        while let Some(input) = seq.next_element_seed(InputVisitor(self.0))? {
-            inputs.push(input);
-        }
-        Ok(Inputs(inputs))
-    }
-}
-
-struct InputVisitor<'d>(HeaderSeed<'d>);
-
-impl<'de> DeserializeSeed<'de> for InputVisitor<'_> {
-    type Value = InputHeader<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for InputVisitor<'_> {
-    type Value = InputHeader<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("each input to be a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut input = InputHeader::default();
-        while let Some(member) = map.next_key::<Member>()? {
-            match member {
-                Member::Name => keep_first(&mut input.name, &mut map)?,
-                Member::Shape => keep_first(&mut input.shape, &mut map)?,
-                Member::Datatype => keep_first(&mut input.datatype, &mut map)?,
-                Member::Parameters => keep_first(&mut input.parameters, &mut map)?,
-                Member::Data if input.data.is_none() => {
-                    input.data = Some(match self.eager_target(&input) {
-                        Some((name, datatype, shape, expected)) => {
-                            let target = DataTarget {
-                                model: self.0.decoder.model_name,
-                                name: &name,
-                                datatype,
-                                shape: &shape,
-                                expected,
-                                specials: self.0.decoder.specials,
-                                json_len: self.0.json_len,
-                            };
-                            InputData::Parsed(map.next_value_seed(DataSeed(&target))?)
-                        }
-                        None => InputData::Raw(map.next_value()?),
-                    });
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(input)
-    }
-}
-
-impl InputVisitor<'_> {
-    /// The name, datatype, shape and element count for parsing `data` now:
-    /// when they came before it, are valid, and the tensor is not empty.
-    fn eager_target(&self, input: &InputHeader<'_>) -> Option<(String, DataType, Vec<i64>, usize)> {
-        let decoder = self.0.decoder;
-        let datatype = DataType::from_wire_name(&decoder.string(input.datatype?)?)?;
-        if matches!(datatype, DataType::Fp16 | DataType::Bf16) {
-            return None;
-        }
-        let shape = parse_shape(input.shape?)?;
-        let expected = element_count(&shape).filter(|&n| n > 0)?;
-        Some((decoder.string(input.name?)?, datatype, shape, expected))
     }
 }
