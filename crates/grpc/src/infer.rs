@@ -19,13 +19,14 @@ pub(crate) async fn model_infer(
     // Triton's order: the version, the model, its transaction policy, then
     // the request itself.
     let version = version::parse(&message.model_version)?;
-    if server.model(&message.model_name, version)?.is_decoupled() {
+    let model = server.model(&message.model_name, version)?;
+    if model.is_decoupled() {
         return Err(Error::new(
             ErrorKind::Unsupported,
             "ModelInfer RPC doesn't support models with decoupled transaction policy",
         ));
     }
     let decoded = request::decode(message)?;
-    let reply = server.infer(decoded.request)?.single().await?;
+    let reply = server.infer_on(&model, decoded.request)?.single().await?;
     Ok(response::encode(reply))
 }

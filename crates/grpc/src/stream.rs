@@ -193,10 +193,11 @@ struct Started {
 /// Decodes and queues a request.
 fn start_request(server: &Server, message: ModelInferRequest) -> Result<Started> {
     let version = version::parse(&message.model_version)?;
-    let decoupled = server.model(&message.model_name, version)?.is_decoupled();
+    let model = server.model(&message.model_name, version)?;
+    let decoupled = model.is_decoupled();
     let decoded = request::decode(message)?;
     Ok(Started {
-        stream: server.infer(decoded.request)?,
+        stream: server.infer_on(&model, decoded.request)?,
         decoupled,
         empty_final: decoupled && decoded.empty_final_response,
     })

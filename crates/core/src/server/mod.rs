@@ -20,7 +20,10 @@ pub use lifecycle::{IndexEntry, LoadOutcome};
 pub use log_settings::{LogControl, LogSettings, LogSettingsUpdate};
 
 use crate::{
-    BackendRegistry, infer::ResponseStream, model::ModelTable, shared_memory::SharedMemoryRegistry,
+    BackendRegistry,
+    infer::ResponseStream,
+    model::{LoadedModel, ModelTable},
+    shared_memory::SharedMemoryRegistry,
 };
 
 /// How the server manages its model repository (`--model-control-mode`).
@@ -143,9 +146,20 @@ impl Server {
     /// Inputs whose parameters name a shared memory region are read from
     /// it, and outputs that name one are written into it (see
     /// [`SharedMemoryRegistry`]).
-    pub fn infer(&self, mut request: InferRequest) -> Result<ResponseStream> {
-        let arrival = Instant::now();
+    pub fn infer(&self, request: InferRequest) -> Result<ResponseStream> {
         let model = self.model(&request.model_name, request.model_version)?;
+        self.infer_on(&model, request)
+    }
+
+    /// Like [`Server::infer`], on a model the caller already looked up with
+    /// [`Server::model`] (frontends that check the model first, e.g. for the
+    /// decoupled policy): no second lookup, and the same version for sure.
+    pub fn infer_on(
+        &self,
+        model: &LoadedModel,
+        mut request: InferRequest,
+    ) -> Result<ResponseStream> {
+        let arrival = Instant::now();
         let output_regions = self.inner.shared_memory.resolve(&mut request)?;
         model.infer(request, arrival, output_regions)
     }

@@ -53,7 +53,7 @@ pub(crate) async fn infer(
         parameters: request.parameters.clone(),
         ..Default::default()
     };
-    let response = app.server.infer(request)?.single().await?;
+    let response = app.server.infer_on(&model, request)?.single().await?;
     let encoded = encode_infer_response(&response, &echo)?;
     Ok(into_response(encoded, response_encoding(&headers)))
 }
