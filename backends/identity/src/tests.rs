@@ -36,6 +36,7 @@ fn load(config: ModelConfig) -> Result<Arc<dyn Model>> {
         config: Arc::new(config),
         model_path: "/nonexistent".into(),
         version_path: "/nonexistent/1".into(),
+        host: Arc::new(oxiserve_backend::NoHost),
     })
 }
 

@@ -5,7 +5,7 @@ use std::{path::PathBuf, sync::Arc};
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::Result;
 
-use crate::{BackendRequest, ComputeTiming};
+use crate::{BackendRequest, ComputeTiming, ModelHost};
 
 /// A kind of model (`backend: "identity"` in config.pbtxt). Shared by every
 /// model it loads.
@@ -15,6 +15,27 @@ pub trait Backend: Send + Sync {
 
     /// Loads one version of a model.
     fn load(&self, model: &ModelContext) -> Result<Arc<dyn Model>>;
+
+    /// Completes a model's configuration before it is normalized and
+    /// validated (Triton's auto-complete, on unless `--strict-model-config`
+    /// or `--disable-auto-complete-config`). The default keeps it as it is.
+    fn auto_complete(
+        &self,
+        _model: &AutoCompleteContext,
+        config: ModelConfig,
+    ) -> Result<ModelConfig> {
+        Ok(config)
+    }
+}
+
+/// The model whose configuration [`Backend::auto_complete`] completes.
+#[derive(Debug, Clone)]
+pub struct AutoCompleteContext {
+    pub name: String,
+    /// The model's folder in the repository (`<repo>/<name>`).
+    pub model_path: PathBuf,
+    /// The highest version folder, if the model has one.
+    pub version_path: Option<PathBuf>,
 }
 
 /// What a backend knows about the model version it loads.
@@ -28,6 +49,8 @@ pub struct ModelContext {
     pub model_path: PathBuf,
     /// The version's folder (`<repo>/<name>/<version>`).
     pub version_path: PathBuf,
+    /// The server, for models that call other models.
+    pub host: Arc<dyn ModelHost>,
 }
 
 /// One loaded model version; creates its instances.

@@ -8,12 +8,16 @@
 //! ending with a final flag.
 
 mod contract;
+mod host;
 mod request;
 mod sink;
 pub mod testing;
 mod timing;
 
-pub use contract::{Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance};
+pub use contract::{
+    AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
+};
+pub use host::{EventCallback, ModelHost, NoHost, StreamEvent};
 pub use request::BackendRequest;
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
 pub use timing::ComputeTiming;

@@ -7,5 +7,5 @@ mod stream;
 pub(crate) mod validate;
 
 pub(crate) use output_shaping::{OutputInfo, OutputShaping};
+pub(crate) use stream::{EventOut, StreamTarget, response_channel};
 pub use stream::{ResponseStream, StreamEvent};
-pub(crate) use stream::{StreamTarget, response_channel};

@@ -6,19 +6,13 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use oxiserve_backend::{CancelFlag, ResponseEvent, ResponseTarget};
-use oxiserve_types::{InferResponse, Result};
+pub use oxiserve_backend::StreamEvent;
+use oxiserve_backend::{CancelFlag, EventCallback, ResponseEvent, ResponseTarget};
+use oxiserve_types::Result;
 use tokio::sync::Notify;
 
 use super::OutputShaping;
 use crate::stats::{FailureReason, RequestRecord};
-
-/// One event of a response stream: a response (or error), and whether it is the last.
-#[derive(Debug)]
-pub struct StreamEvent {
-    pub response: Option<Result<InferResponse>>,
-    pub is_final: bool,
-}
 
 /// The responses to one request, as they come. Dropping the stream before
 /// its final event cancels the request: work not yet started is skipped.
@@ -61,16 +55,26 @@ impl ResponseStream {
         }
     }
 
-    /// The one response of a non-decoupled request.
-    pub async fn single(mut self) -> Result<InferResponse> {
+    /// The one response of a non-decoupled request. A model that sent more
+    /// than one fails the request, as in Triton.
+    pub async fn single(mut self) -> Result<oxiserve_types::InferResponse> {
+        let mut first = None;
+        let mut count = 0;
         while let Some(event) = self.next().await {
             if let Some(response) = event.response {
-                return response;
+                count += 1;
+                first.get_or_insert(response);
             }
         }
-        Err(oxiserve_types::Error::internal(
-            "the model finished without sending a response",
-        ))
+        match first {
+            Some(response) if count == 1 => response,
+            Some(_) => Err(oxiserve_types::Error::internal(format!(
+                "expected a single response, got {count}"
+            ))),
+            None => Err(oxiserve_types::Error::internal(
+                "the model finished without sending a response",
+            )),
+        }
     }
 
     /// The cancel flag shared with the request, for frontends that cancel
@@ -99,10 +103,26 @@ pub(crate) fn response_channel(cancel: CancelFlag) -> (ResponseStream, Arc<Chann
     (stream, channel)
 }
 
+/// Where a request's events go: a frontend's [`ResponseStream`], or a
+/// callback (a backend's call to another model).
+pub(crate) enum EventOut {
+    Stream(Arc<Channel>),
+    Callback(EventCallback),
+}
+
+impl EventOut {
+    fn send(&mut self, event: StreamEvent) {
+        match self {
+            Self::Stream(channel) => channel.send(event),
+            Self::Callback(callback) => callback(event),
+        }
+    }
+}
+
 /// The core's end of a `ResponseSink`: turns backend responses into
 /// `InferResponse`s, sends them on, and records the request's outcome.
 pub(crate) struct StreamTarget {
-    pub tx: Arc<Channel>,
+    pub tx: EventOut,
     pub record: Arc<RequestRecord>,
     pub shaping: OutputShaping,
     /// Why the request failed, once one of its responses was an error.

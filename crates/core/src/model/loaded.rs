@@ -14,10 +14,10 @@ use oxiserve_types::{InferRequest, Result};
 
 use crate::{
     infer::{
-        OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
+        EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
         validate::validate,
     },
-    scheduler::{DefaultScheduler, InstanceRunner, Job, RunnerSpec},
+    scheduler::{InstanceRunner, Job, RunnerSpec, Scheduler},
     shared_memory::OutputRegion,
     stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector},
 };
@@ -30,7 +30,7 @@ pub struct LoadedModel {
     config: Arc<ModelConfig>,
     stats: Arc<StatsCollector>,
     outputs: Arc<OutputInfo>,
-    scheduler: DefaultScheduler,
+    scheduler: Scheduler,
     runners: Mutex<Vec<InstanceRunner>>,
     load_duration: Duration,
 }
@@ -47,7 +47,7 @@ impl LoadedModel {
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
         let stats = Arc::new(StatsCollector::new(histograms));
-        let scheduler = DefaultScheduler::new();
+        let scheduler = Scheduler::for_config(&context.config)?;
         let label = format!("{} (version {})", context.name, context.version);
         let mut runners = Vec::new();
         for instance in instances(&context.config) {
@@ -130,6 +130,27 @@ impl LoadedModel {
         arrival: Instant,
         output_regions: Vec<OutputRegion>,
     ) -> Result<ResponseStream> {
+        let cancel = CancelFlag::default();
+        let (stream, tx) = response_channel(cancel.clone());
+        self.submit(
+            request,
+            arrival,
+            output_regions,
+            cancel,
+            EventOut::Stream(tx),
+        )?;
+        Ok(stream)
+    }
+
+    /// Validates and queues `request`; its responses go to `out`.
+    pub(crate) fn submit(
+        &self,
+        request: InferRequest,
+        arrival: Instant,
+        output_regions: Vec<OutputRegion>,
+        cancel: CancelFlag,
+        out: EventOut,
+    ) -> Result<()> {
         let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
         let classifications: Vec<(String, u32)> = request
             .outputs
@@ -140,10 +161,8 @@ impl LoadedModel {
         let request_id = request.id.clone();
         // Like Triton, requests refused here are not counted in the statistics.
         let valid = validate(&self.config, request)?;
-        let cancel = CancelFlag::default();
-        let (stream, tx) = response_channel(cancel.clone());
         let target = StreamTarget {
-            tx,
+            tx: out,
             record: record.clone(),
             shaping: OutputShaping {
                 model_name: self.name.clone(),
@@ -159,14 +178,13 @@ impl LoadedModel {
             request: BackendRequest {
                 request: valid.request,
                 requested_outputs: valid.requested_outputs,
-                sink: ResponseSink::new(Box::new(target), cancel),
+                sink: ResponseSink::new(self.scheduler.wrap_target(Box::new(target)), cancel),
             },
             record,
             batch_size: valid.batch_size,
             enqueued: Instant::now(),
         };
-        self.scheduler.enqueue(job)?;
-        Ok(stream)
+        self.scheduler.enqueue(job)
     }
 
     /// Stops accepting requests, lets the queued ones finish, and waits for

@@ -1,18 +1,82 @@
 //! Schedulers: how queued requests become batches for the model's instances.
-//! This build has the default scheduler (each request to the next free
-//! instance, alone); the dynamic and sequence batchers plug in as other
-//! [`BatchSource`]s.
+//! The default scheduler sends each request to the next free instance,
+//! alone; the dynamic batcher forms batches. Both hand instances their work
+//! as [`BatchSource`]s.
 
 mod default;
+mod dynamic;
 mod runner;
 
 use std::{sync::Arc, time::Instant};
 
-use oxiserve_backend::BackendRequest;
+use oxiserve_backend::{BackendRequest, ResponseTarget};
+use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
+use oxiserve_types::Result;
 
 use crate::stats::RequestRecord;
 pub(crate) use default::DefaultScheduler;
+pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
+
+/// The scheduler a model's configuration asks for.
+#[derive(Debug)]
+pub(crate) enum Scheduler {
+    Default(DefaultScheduler),
+    Dynamic(DynamicBatcher),
+}
+
+impl Scheduler {
+    /// The dynamic batcher with `dynamic_batching`, else the default scheduler.
+    pub fn for_config(config: &ModelConfig) -> Result<Self> {
+        Ok(match &config.scheduling_choice {
+            Some(SchedulingChoice::DynamicBatching(batching)) => {
+                Self::Dynamic(DynamicBatcher::new(config, batching)?)
+            }
+            _ => Self::Default(DefaultScheduler::new()),
+        })
+    }
+
+    /// The target a request's responses go through (see
+    /// [`DynamicBatcher::wrap_target`]).
+    pub fn wrap_target(&self, target: Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget> {
+        match self {
+            Self::Default(_) => target,
+            Self::Dynamic(d) => d.wrap_target(target),
+        }
+    }
+
+    /// Queues a request.
+    pub fn enqueue(&self, job: Job) -> Result<()> {
+        match self {
+            Self::Default(d) => d.enqueue(job),
+            Self::Dynamic(d) => d.enqueue(job),
+        }
+    }
+
+    /// Requests queued and not yet executing.
+    pub fn pending(&self) -> usize {
+        match self {
+            Self::Default(d) => d.pending(),
+            Self::Dynamic(d) => d.pending(),
+        }
+    }
+
+    /// Accepts no more requests; instances finish what is queued, then stop.
+    pub fn stop(&self) {
+        match self {
+            Self::Default(d) => d.stop(),
+            Self::Dynamic(d) => d.stop(),
+        }
+    }
+
+    /// A source for one more instance runner.
+    pub fn source(&self) -> Box<dyn BatchSource> {
+        match self {
+            Self::Default(d) => d.source(),
+            Self::Dynamic(d) => d.source(),
+        }
+    }
+}
 
 /// A request waiting to execute.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use oxiserve_backend::ModelContext;
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_types::{Error, Result};
 
-use super::{ModelControlMode, Server};
+use super::{ModelControlMode, Server, host::ServerHost};
 use crate::{
     model::{LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
     repository::{ModelSpec, ScanOptions, ScannedModel, scan},
@@ -129,6 +129,7 @@ impl Server {
             auto_complete: self.config().auto_complete,
             gpus: self.config().gpus.clone(),
             only,
+            backends: Some(self.inner.backends.clone()),
         }
     }
 
@@ -195,6 +196,7 @@ impl Server {
                 config: config.clone(),
                 model_path: spec.dir.path.clone(),
                 version_path: version.path.clone(),
+                host: ServerHost::new(self),
             };
             self.inner.models.set_status(
                 &config.name,

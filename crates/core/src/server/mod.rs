@@ -1,6 +1,7 @@
 //! The composition root: the server's models, how requests reach them, and
 //! how they are loaded and unloaded. Frontends (HTTP, gRPC) call only this.
 
+mod host;
 mod lifecycle;
 mod log_settings;
 mod lookup;

@@ -49,6 +49,12 @@ impl RequestRecord {
         self.record_if_complete(&mut state);
     }
 
+    /// The request never entered a queue (refused when enqueued): it is not
+    /// counted, as in Triton.
+    pub fn discard(&self) {
+        self.state.lock().unwrap().recorded = true;
+    }
+
     /// The request's final response was sent: a success (`None`), or a
     /// failure and its reason.
     pub fn finished(&self, failure: Option<FailureReason>) {

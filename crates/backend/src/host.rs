@@ -1,0 +1,58 @@
+//! What a backend may ask of the server that loaded it: running requests on
+//! other models (the Python backend's BLS calls).
+
+use oxiserve_types::{Error, ErrorKind, InferRequest, InferResponse, Result};
+
+use crate::CancelFlag;
+
+/// One event of a response stream: a response (or error), or none, and
+/// whether it is the last.
+#[derive(Debug)]
+pub struct StreamEvent {
+    pub response: Option<Result<InferResponse>>,
+    pub is_final: bool,
+}
+
+/// Receives a request's events, possibly on another thread; the last one
+/// has `is_final` set.
+pub type EventCallback = Box<dyn FnMut(StreamEvent) + Send>;
+
+/// The server, as a backend sees it.
+pub trait ModelHost: Send + Sync + std::fmt::Debug {
+    /// Validates and queues `request` on the model it names (as a client's
+    /// request would be); its events go to `on_event`. Setting `cancel`
+    /// cancels it. Errors found before it was queued are returned here and
+    /// `on_event` is never called.
+    fn infer(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+    ) -> Result<()>;
+
+    /// Whether the model that `model_name` and `version` name may send any
+    /// number of responses per request; an error when it is not ready.
+    fn is_decoupled(&self, model_name: &str, version: Option<i64>) -> Result<bool>;
+}
+
+/// The host of models loaded outside a server (backend unit tests): every
+/// call fails.
+#[derive(Debug, Default)]
+pub struct NoHost;
+
+impl ModelHost for NoHost {
+    fn infer(&self, request: InferRequest, _: CancelFlag, _: EventCallback) -> Result<()> {
+        Err(no_server(&request.model_name))
+    }
+
+    fn is_decoupled(&self, model_name: &str, _: Option<i64>) -> Result<bool> {
+        Err(no_server(model_name))
+    }
+}
+
+fn no_server(model_name: &str) -> Error {
+    Error::new(
+        ErrorKind::Unavailable,
+        format!("cannot run model '{model_name}': this model was loaded without a server"),
+    )
+}

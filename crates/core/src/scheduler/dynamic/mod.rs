@@ -1,0 +1,268 @@
+//! The dynamic batcher (`dynamic_batching { ... }`): requests wait in
+//! priority queues and each free instance takes the best batch the
+//! [`State`] forms from them. A timer thread applies queue timeouts while
+//! every instance is busy.
+
+mod batch_key;
+#[cfg(test)]
+mod handle_tests;
+mod ordering;
+mod queue;
+mod state;
+#[cfg(test)]
+mod state_tests;
+
+use std::{
+    sync::{Arc, Condvar, Mutex, MutexGuard},
+    thread::JoinHandle,
+    time::Instant,
+};
+
+use oxiserve_backend::ResponseTarget;
+use oxiserve_proto::{ModelConfig, inference::ModelDynamicBatching};
+use oxiserve_types::{Error, ErrorKind, Result};
+
+use self::{
+    batch_key::ShapeRule,
+    ordering::ResponseOrder,
+    queue::{Meta, Refusal, Removed},
+    state::{Cancellable, Next, State},
+};
+use super::{BatchSource, Job};
+use crate::stats::FailureReason;
+
+/// One model version's dynamic batcher.
+#[derive(Debug)]
+pub(crate) struct DynamicBatcher {
+    shared: Arc<Shared>,
+    rule: ShapeRule,
+    /// Set with `preserve_ordering`.
+    order: Option<ResponseOrder>,
+    timer: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State<Job>>,
+    /// Wakes free instances: a request arrived or the batcher stopped.
+    work: Condvar,
+    /// Wakes the timer: a request arrived or the batcher stopped.
+    timer: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State<Job>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Cancellable for Job {
+    fn is_cancelled(&self) -> bool {
+        self.request.sink.is_cancelled()
+    }
+}
+
+impl DynamicBatcher {
+    /// The batcher of `config`'s `dynamic_batching`.
+    pub fn new(config: &ModelConfig, batching: &ModelDynamicBatching) -> Result<Self> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::new(batching, config.max_batch_size)),
+            work: Condvar::new(),
+            timer: Condvar::new(),
+        });
+        let timer = if has_timeouts(batching) {
+            let shared = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("batcher:{}", config.name))
+                .spawn(move || run_timer(&shared))
+                .map_err(|e| Error::internal(format!("cannot start a batcher thread: {e}")))?;
+            Some(thread)
+        } else {
+            None
+        };
+        Ok(Self {
+            shared,
+            rule: ShapeRule::new(config),
+            order: batching.preserve_ordering.then(ResponseOrder::default),
+            timer: Mutex::new(timer),
+        })
+    }
+
+    /// The target a request's responses go through: in queue order with
+    /// `preserve_ordering`, else `target` itself. Called just before
+    /// [`Self::enqueue`], in arrival order.
+    pub fn wrap_target(&self, target: Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget> {
+        match &self.order {
+            Some(order) => order.register(target),
+            None => target,
+        }
+    }
+
+    /// Queues a request; refused when its level's queue is full (Triton's
+    /// UNAVAILABLE "Exceeds maximum queue size") or the batcher stopped.
+    pub fn enqueue(&self, job: Job) -> Result<()> {
+        let parameter = |name| {
+            let value = job.request.request.parameters.get(name);
+            value.and_then(|v| v.as_u64()).unwrap_or(0)
+        };
+        let meta = Meta {
+            batch_size: job.batch_size,
+            key: self.rule.key(&job.request.request),
+            priority: parameter("priority"),
+            timeout_us: parameter("timeout"),
+        };
+        let refused = self.shared.lock().enqueue(job, meta, Instant::now());
+        match refused {
+            Ok(()) => {
+                self.shared.work.notify_one();
+                self.shared.timer.notify_one();
+                Ok(())
+            }
+            Err((job, refusal)) => {
+                // Refused before it was queued: not counted, as in Triton.
+                job.record.discard();
+                Err(refusal_error(&job.request.request.id, refusal))
+            }
+        }
+    }
+
+    /// Requests queued and not yet taken by an instance.
+    pub fn pending(&self) -> usize {
+        self.shared.lock().len()
+    }
+
+    /// Accepts no more requests; instances execute what is queued, then stop.
+    pub fn stop(&self) {
+        self.shared.lock().stop();
+        self.shared.work.notify_all();
+        self.shared.timer.notify_all();
+        let timer = self.timer.lock().unwrap().take();
+        if let Some(thread) = timer {
+            let _ = thread.join();
+        }
+    }
+
+    /// A source for one more instance runner.
+    pub fn source(&self) -> Box<dyn BatchSource> {
+        Box::new(DynamicSource {
+            shared: self.shared.clone(),
+        })
+    }
+}
+
+impl Drop for DynamicBatcher {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn has_timeouts(config: &ModelDynamicBatching) -> bool {
+    config
+        .default_queue_policy
+        .iter()
+        .chain(config.priority_queue_policy.values())
+        .any(|p| p.default_timeout_microseconds != 0)
+}
+
+/// Triton's text: `[request id: <id>] Exceeds maximum queue size`.
+fn refusal_error(id: &str, refusal: Refusal) -> Error {
+    let id = if id.is_empty() { "<id_unknown>" } else { id };
+    match refusal {
+        Refusal::QueueFull => {
+            Error::unavailable(format!("[request id: {id}] Exceeds maximum queue size"))
+        }
+        Refusal::Stopped => Error::unavailable(format!(
+            "[request id: {id}] Server is stopping, scheduler for model has stopped accepting \
+             new inference requests"
+        )),
+    }
+}
+
+/// Answers the requests the queue policies removed.
+fn finish_removed(removed: Removed<Job>) {
+    for job in removed.timed_out {
+        job.record.finished(Some(FailureReason::Rejected));
+        job.request
+            .sink
+            .respond(Err(Error::unavailable("Request timeout expired")));
+    }
+    for job in removed.cancelled {
+        job.request.sink.respond(Err(Error::new(
+            ErrorKind::Cancelled,
+            "request was cancelled before it executed",
+        )));
+    }
+}
+
+/// One instance's view of the batcher.
+struct DynamicSource {
+    shared: Arc<Shared>,
+}
+
+impl BatchSource for DynamicSource {
+    fn next_batch(&mut self) -> Option<Vec<Job>> {
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        loop {
+            let now = Instant::now();
+            let step = state.next(now);
+            let answered = !step.removed.is_empty();
+            if answered {
+                drop(state);
+                finish_removed(step.removed);
+                state = shared.lock();
+            }
+            match step.next {
+                Next::Batch(batch) => {
+                    if state.len() > 0 {
+                        // Another free instance may take what is left.
+                        shared.work.notify_one();
+                    }
+                    return Some(batch);
+                }
+                Next::Stopped => {
+                    shared.work.notify_all();
+                    return None;
+                }
+                _ if answered => continue,
+                Next::WaitForRequests => {
+                    state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+                Next::WaitUntil(at) => {
+                    let timeout = at.saturating_duration_since(now);
+                    state = shared
+                        .work
+                        .wait_timeout(state, timeout)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+/// Rejects (or delays) requests whose queue timeout passed while no
+/// instance was free to notice.
+fn run_timer(shared: &Shared) {
+    let mut state = shared.lock();
+    while !state.is_stopped() {
+        let now = Instant::now();
+        let removed = state.expire(now);
+        if !removed.is_empty() {
+            drop(state);
+            finish_removed(removed);
+            state = shared.lock();
+            continue;
+        }
+        state = match state.next_deadline() {
+            Some(at) => {
+                let timeout = at.saturating_duration_since(now);
+                match shared.timer.wait_timeout(state, timeout) {
+                    Ok((state, _)) => state,
+                    Err(poisoned) => poisoned.into_inner().0,
+                }
+            }
+            None => shared.timer.wait(state).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}

@@ -1,0 +1,57 @@
+//! The server as its backends see it: models calling other models.
+
+use std::{
+    sync::{Arc, Weak},
+    time::Instant,
+};
+
+use oxiserve_backend::{CancelFlag, EventCallback, ModelHost};
+use oxiserve_types::{Error, InferRequest, Result};
+
+use super::{Inner, Server};
+use crate::{LoadedModel, infer::EventOut};
+
+/// Runs a backend's requests on this server's models. Holds the server
+/// weakly: models live inside it.
+#[derive(Debug)]
+pub(crate) struct ServerHost(Weak<Inner>);
+
+impl ServerHost {
+    pub fn new(server: &Server) -> Arc<Self> {
+        Arc::new(Self(Arc::downgrade(&server.inner)))
+    }
+}
+
+impl ServerHost {
+    /// The ready model a backend asks for. Triton tells backends only that
+    /// it is not ready, whatever the reason.
+    fn model(&self, name: &str, version: Option<i64>) -> Result<Arc<LoadedModel>> {
+        let not_ready = || Error::unavailable(format!("Model '{name}' is not ready."));
+        let inner = self.0.upgrade().ok_or_else(not_ready)?;
+        Server { inner }
+            .model(name, version)
+            .map_err(|_| not_ready())
+    }
+}
+
+impl ModelHost for ServerHost {
+    fn is_decoupled(&self, model_name: &str, version: Option<i64>) -> Result<bool> {
+        Ok(self.model(model_name, version)?.is_decoupled())
+    }
+
+    fn infer(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+    ) -> Result<()> {
+        let model = self.model(&request.model_name, request.model_version)?;
+        model.submit(
+            request,
+            Instant::now(),
+            Vec::new(),
+            cancel,
+            EventOut::Callback(on_event),
+        )
+    }
+}
