@@ -6,6 +6,8 @@
 # twice: DIR/repo-oxiserve with `backend: "identity"`, and DIR/repo-triton
 # with `backend: "python"` and a model.py returning INPUT0 through pb_utils
 # (real Triton here has only the Python backend).
+# server_log_tail LOG: a server log's first and last two error lines (Triton's and
+# oxiserve's `E` lines), else its last lines, on one line, for a results file.
 
 _identity_repo() { # DIR BACKEND
   mkdir -p "$1/identity/1"
@@ -38,4 +40,10 @@ PY
 cpu_busy() {
   { head -n 1 /proc/stat; sleep 2; head -n 1 /proc/stat; } | awk '{ t = 0; for (i = 2; i <= NF; i++) t += $i }
     NR == 1 { t0 = t; i0 = $5 + $6 } NR == 2 { printf "%.0f%%", 100 * (1 - ($5 + $6 - i0) / (t - t0)) }'
+}
+
+server_log_tail() { # LOG
+  local e; e=$({ grep -E '^E[0-9]{4} ' "$1" | head -n 1; grep -E '^E[0-9]{4} ' "$1" | tail -n 2; } | awk '!seen[$0]++')
+  [ -n "$e" ] || e=$(grep -v '^[|+]' "$1" | grep -v '^ *$' | tail -n 4)
+  cut -c1-300 <<<"$e" | tr '\n' ' '
 }

@@ -17,8 +17,8 @@ mod version_policy;
 
 pub use autocomplete::{VersionContents, complete_backend_fields};
 pub use error::{ConfigError, join as join_errors};
-pub use json::to_json;
-pub use load::{ModelFolder, ParsedConfig, complete_config, parse_config};
+pub use json::{from_json, to_json};
+pub use load::{ModelFolder, ParsedConfig, complete_config, complete_config_with, parse_config};
 pub use normalize::{SEQUENCE_IDLE_DEFAULT_MICROSECONDS, normalize};
 pub use oxiserve_proto::ModelConfig;
 pub use suggest::{closest, did_you_mean};

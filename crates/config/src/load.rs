@@ -49,8 +49,19 @@ pub struct ModelFolder {
 /// Completes, normalizes and validates a parsed configuration. Errors carry
 /// field paths; locate them with [`ConfigError::locate`].
 pub fn complete_config(
+    config: ModelConfig,
+    folder: &ModelFolder,
+) -> Result<ModelConfig, Vec<ConfigError>> {
+    complete_config_with(config, folder, Ok)
+}
+
+/// Like [`complete_config`], letting `backend_complete` (the model's backend's
+/// auto-complete) change the configuration once its backend fields are
+/// known, before it is normalized and validated.
+pub fn complete_config_with(
     mut config: ModelConfig,
     folder: &ModelFolder,
+    backend_complete: impl FnOnce(ModelConfig) -> Result<ModelConfig, ConfigError>,
 ) -> Result<ModelConfig, Vec<ConfigError>> {
     if !config.name.is_empty() && config.name != folder.name {
         return Err(vec![ConfigError::field(
@@ -63,6 +74,7 @@ pub fn complete_config(
     }
     complete_backend_fields(&mut config, &folder.name, folder.first_version.as_ref())
         .map_err(|e| vec![e])?;
+    let mut config = backend_complete(config).map_err(|e| vec![e])?;
     normalize(&mut config, &folder.gpus);
     let errors = validate(&config, &folder.gpus);
     if errors.is_empty() {

@@ -14,6 +14,7 @@ pub fn code_for(kind: ErrorKind) -> Code {
         ErrorKind::ResourceExhausted => Code::ResourceExhausted,
         ErrorKind::Cancelled => Code::Cancelled,
         ErrorKind::Internal => Code::Internal,
+        ErrorKind::Unknown => Code::Unknown,
     }
 }
 

@@ -9,9 +9,10 @@ use oxiserve_types::{Error, ErrorKind};
 /// The HTTP status Triton gives an error of `kind`.
 pub fn status_for(kind: ErrorKind) -> StatusCode {
     match kind {
-        ErrorKind::InvalidArg | ErrorKind::AlreadyExists | ErrorKind::Cancelled => {
-            StatusCode::BAD_REQUEST
-        }
+        ErrorKind::InvalidArg
+        | ErrorKind::AlreadyExists
+        | ErrorKind::Cancelled
+        | ErrorKind::Unknown => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorKind::Unsupported => StatusCode::NOT_IMPLEMENTED,

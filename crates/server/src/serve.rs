@@ -24,7 +24,6 @@ const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
     ),
     ("allow-gpu-metrics", "no GPU metrics in this build"),
     ("backend-directory", "backends are built in"),
-    ("backend-config", "no backend reads settings yet"),
     (
         "model-load-thread-count",
         "models are loaded one after another",
@@ -49,9 +48,16 @@ pub fn run(options: &ServerOptions) -> ExitCode {
     for warning in &metrics_warnings {
         log::warn!("{warning}");
     }
+    let backends = match server_config::backends(&options.backend.backend_config) {
+        Ok(backends) => backends,
+        Err(e) => {
+            log::error!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let server = Server::new(
         server_config::from_options(options, &metrics_settings),
-        server_config::backends(),
+        backends,
     );
     server.set_log_control(Arc::new(log_handle));
     let repository_errors = server.load_startup_models();

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use oxiserve_backend_python::{PythonBackend, PythonSettings};
 use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig};
 
 use crate::{
@@ -28,9 +29,29 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
     }
 }
 
-/// Every backend built into this binary.
-pub fn backends() -> BackendRegistry {
+/// Every backend built into this binary, with its `--backend-config` settings.
+pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, String> {
+    for setting in settings {
+        if let Some(backend) = setting.backend.as_deref().filter(|b| !BUILT_IN.contains(b)) {
+            log::warn!(
+                "--backend-config={backend},{}={}: no backend '{backend}' in this build; ignored",
+                setting.setting,
+                setting.value
+            );
+        }
+    }
+    let python = PythonSettings::from_pairs(
+        settings
+            .iter()
+            .filter(|s| s.backend.as_deref() == Some("python"))
+            .map(|s| (s.setting.as_str(), s.value.as_str())),
+    )
+    .map_err(|e| e.message)?;
     let mut backends = BackendRegistry::default();
     backends.register(Arc::new(oxiserve_backend_identity::IdentityBackend));
-    backends
+    backends.register(Arc::new(PythonBackend::new(python)));
+    Ok(backends)
 }
+
+/// The backends `backends` registers.
+const BUILT_IN: &[&str] = &["identity", "python"];

@@ -37,10 +37,10 @@ fn repository() -> TempDir {
     };
     write(
         "good/config.pbtxt",
-        "backend: \"python\"\nmax_batch_size: 4\ninput { name: \"I\" data_type: TYPE_FP32 dims: 2 }\noutput { name: \"O\" data_type: TYPE_FP32 dims: 2 }",
+        "backend: \"custom\"\nmax_batch_size: 4\ninput { name: \"I\" data_type: TYPE_FP32 dims: 2 }\noutput { name: \"O\" data_type: TYPE_FP32 dims: 2 }",
     );
-    write("good/1/model.py", "");
-    write("good/2/model.py", "");
+    write("good/1/.keep", "");
+    write("good/2/.keep", "");
     write(
         "bad/config.pbtxt",
         "backend: \"python\"\ninput { name: \"I\" data_type: TYPE_FP23 dims: 2 }",
@@ -64,7 +64,7 @@ fn validate_reports_every_problem_with_its_location() {
         path(&repo)
     );
     assert!(stdout.contains(&bad), "{stdout}");
-    assert!(stdout.contains("ok: good (python, version 2)"), "{stdout}");
+    assert!(stdout.contains("ok: good (custom, version 2)"), "{stdout}");
     assert!(
         stdout.ends_with("2 model(s) checked, 1 problem(s)\n"),
         "{stdout}"
@@ -104,7 +104,7 @@ fn start_up_prints_the_model_and_option_tables() {
     );
     assert!(
         all.contains(
-            "| good  | 2       | UNAVAILABLE: backend 'python' is not available in this build; available backends: identity"
+            "| good  | 2       | UNAVAILABLE: backend 'custom' is not available in this build; available backends: identity, python"
         ),
         "{all}"
     );

@@ -21,6 +21,8 @@ pub enum ErrorKind {
     Cancelled,
     /// A bug or an unexpected failure inside the server or a backend.
     Internal,
+    /// A model reported an error of no particular kind (`TritonError.UNKNOWN`).
+    Unknown,
 }
 
 /// An error with its kind and a message a person can act on.

@@ -1,12 +1,14 @@
 //! One model folder: `config.pbtxt`, version folders, model files, label files.
 
+use super::ScanOptions;
 use std::{
     fs,
     path::{Path, PathBuf},
 };
 
+use oxiserve_backend::AutoCompleteContext;
 use oxiserve_config::{
-    ConfigError, ModelConfig, ModelFolder, ParsedConfig, VersionContents, complete_config,
+    ConfigError, ModelConfig, ModelFolder, ParsedConfig, VersionContents, complete_config_with,
     parse_config, parse_version_folder,
     platform::{ENSEMBLE_PLATFORM, default_model_filename},
     select_versions,
@@ -62,15 +64,13 @@ const CHECKED_BACKENDS: &[&str] = &[
     "openvino",
 ];
 
-/// Reads and checks one model folder. `auto_complete` allows a missing
-/// `config.pbtxt` (Triton's `--strict-model-config=false`).
-pub fn read_model(
-    dir: &ModelDir,
-    auto_complete: bool,
-    gpus: &[i32],
-) -> Result<ModelSpec, Vec<ConfigError>> {
+/// Reads and checks one model folder. With `options.auto_complete` a missing
+/// `config.pbtxt` is allowed (Triton's `--strict-model-config=false`) and
+/// the model's backend, if in `options.backends`, completes the configuration.
+pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Vec<ConfigError>> {
+    let gpus = &options.gpus;
     let config_path = dir.path.join(CONFIG_FILE);
-    let parsed = read_config(&config_path, auto_complete).map_err(|e| vec![e])?;
+    let parsed = read_config(&config_path, options.auto_complete).map_err(|e| vec![e])?;
     let available = version_folders(&dir.path).map_err(|e| vec![e.locate(&dir.path, None)])?;
     let folder = ModelFolder {
         name: dir.name.clone(),
@@ -86,7 +86,34 @@ pub fn read_model(
             .map(|e| e.locate(&config_path, Some(&parsed.source_map)))
             .collect()
     };
-    let config = complete_config(parsed.config.clone(), &folder).map_err(locate)?;
+    let backend_error = std::cell::RefCell::new(None);
+    let backend_complete = |config: ModelConfig| -> Result<ModelConfig, ConfigError> {
+        let backend = options
+            .backends
+            .as_ref()
+            .filter(|_| options.auto_complete)
+            .and_then(|backends| backends.get(&config.backend));
+        let Some(backend) = backend else {
+            return Ok(config);
+        };
+        let context = AutoCompleteContext {
+            name: dir.name.clone(),
+            model_path: dir.path.clone(),
+            version_path: available.last().map(|v| dir.path.join(v.to_string())),
+        };
+        backend.auto_complete(&context, config).map_err(|e| {
+            // The backend's own words, not a place in config.pbtxt.
+            let error = ConfigError::whole(e.message);
+            backend_error.replace(Some(error.clone()));
+            error
+        })
+    };
+    let config = complete_config_with(parsed.config.clone(), &folder, backend_complete).map_err(
+        |errors| match backend_error.take() {
+            Some(error) => vec![error],
+            None => locate(errors),
+        },
+    )?;
     let policy = config.version_policy.clone().unwrap_or_default();
     let (chosen, missing) = select_versions(&policy, &available).map_err(|e| locate(vec![e]))?;
     for version in missing {

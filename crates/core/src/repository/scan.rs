@@ -8,6 +8,8 @@ use std::{
 
 use oxiserve_config::ConfigError;
 
+use crate::BackendRegistry;
+
 use super::{ModelDir, ModelSpec, ensembles::check_ensembles, read_model};
 
 /// How to read the repositories.
@@ -19,6 +21,9 @@ pub struct ScanOptions {
     pub gpus: Vec<i32>,
     /// Read only these models (explicit model control); None reads all.
     pub only: Option<Vec<String>>,
+    /// Backends whose auto-complete completes their models' configurations
+    /// (with `auto_complete` on).
+    pub backends: Option<BackendRegistry>,
 }
 
 /// One model found (or asked for) and what reading it gave.
@@ -64,7 +69,7 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
             continue;
         }
         let outcome = match dirs.as_slice() {
-            [dir] => read_model(dir, options.auto_complete, &options.gpus),
+            [dir] => read_model(dir, options),
             _ => Err(vec![ConfigError::whole(format!(
                 "model '{name}' exists in more than one model repository: {}",
                 dirs.iter()

@@ -1,0 +1,390 @@
+"""One model instance process: reader thread + main thread running the model."""
+
+import asyncio
+import mmap
+import os
+import queue
+import socket
+import struct
+import sys
+import threading
+
+from . import conn as _conn
+from . import protocol as P
+from .bls import decode_bls_response
+from .conn import Conn, die
+from .errors import TritonError, TritonModelException, format_exception
+from .log import emit as _log_emit
+from .messages import InferenceRequest, InferenceResponse
+from .modelfile import load_model_module
+from .sender import FINAL, encode_response, send_response
+from .tensors import make_inputs
+
+_MAIN_KINDS = (P.INIT, P.EXECUTE, P.FINALIZE, P.AUTO_COMPLETE)
+_ERR_NONE = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+_N0 = P.U32.pack(0)
+_IDLE_FLUSH_S = 0.05
+
+
+class _BatchError(Exception):
+    """A batch-level failure whose text is used as is (Triton's C++ exceptions)."""
+
+
+# ------------------------------------------------------------------ reader thread
+
+def _reader(conn, sock, mainq):
+    conn.reader_ident = threading.get_ident()
+    try:
+        _reader_loop(conn, sock, mainq)
+    except (P.ProtocolError, ValueError, struct.error, UnicodeDecodeError) as e:
+        sys.stderr.write("oxiserve python stub: malformed frame: %s\n" % e)
+        die(P.MALFORMED_EXIT)
+    except OSError:
+        die(0)
+    except BaseException as e:  # a bug of ours: better a crash than a hang
+        sys.stderr.write("oxiserve python stub: reader failed: %r\n" % (e,))
+        die(P.MALFORMED_EXIT)
+
+
+def _reader_loop(conn, sock, mainq):
+    buf = bytearray(1 << 16)
+    mv = memoryview(buf)
+    start = have = 0
+    unpack_len = P.LEN.unpack_from
+    unpack_kt = P.KIND_TAG.unpack_from
+    waiters = conn.waiters
+    while True:
+        while have - start >= 4:
+            ln = unpack_len(buf, start)[0]
+            if ln < 12:
+                raise P.ProtocolError("frame length %d < 12" % ln)
+            end = start + 4 + ln
+            if end > have:
+                if 4 + ln > len(buf):
+                    # grow: move the partial frame into a bigger buffer
+                    nb = bytearray(max(4 + ln, 2 * len(buf)))
+                    nb[:have - start] = mv[start:have]
+                    mv.release()
+                    buf, mv = nb, memoryview(nb)
+                    have -= start
+                    start = 0
+                break
+            kind, tag = unpack_kt(buf, start + 4)
+            bs = start + 16
+            if kind in _MAIN_KINDS:
+                mainq.put((kind, tag, bytes(mv[bs:end])))
+            elif kind == P.BLS_RESPONSE:
+                final, resp = decode_bls_response(conn, P.Reader(buf, bs, end))
+                w = waiters.get(tag)
+                if w is not None:
+                    w(final, resp)
+                del resp
+            elif kind == P.REPLY:
+                r = P.Reader(buf, bs, end)
+                value = r.bool()
+                r.done()
+                w = waiters.pop(tag, None)
+                if w is not None:
+                    w(value)
+            elif kind == P.RELEASE_IN:
+                r = P.Reader(buf, bs, end)
+                n = r.u32()
+                if bs + 4 + 8 * n != end:
+                    raise P.ProtocolError("bad Release frame")
+                free = conn.alloc.free
+                for off in struct.unpack_from("<%dQ" % n, buf, bs + 4):
+                    free(off)
+            else:
+                raise P.ProtocolError("unknown frame kind %d" % kind)
+            start = end
+        if start == have:
+            start = have = 0
+        elif start and len(buf) - have < 4096:
+            mv[:have - start] = mv[start:have]
+            have -= start
+            start = 0
+        n = sock.recv_into(mv[have:])
+        if n == 0:
+            die(0)  # the server closed the socket
+        have += n
+
+
+# ------------------------------------------------------------------ main thread
+
+class Instance:
+    def __init__(self, conn):
+        self.c = conn
+        self.model = None
+        self.execute = None
+        self._loop = None
+
+    # ---------------------------------------------------------------- helpers
+    def loop(self):
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            t = threading.Thread(target=loop.run_forever, name="oxiserve-asyncio",
+                                 daemon=True)
+            t.start()
+            self._loop = loop
+            self.c.loop = loop
+        return self._loop
+
+    def log_error(self, message):
+        try:
+            _log_emit(2, message, os.path.basename(self.c.model_file or "model.py"), 0)
+        except Exception:
+            pass
+
+    @staticmethod
+    def _error_parts(err_text, code=TritonError.INTERNAL):
+        out = []
+        P.p_error(out, code, err_text)
+        return out
+
+    # ---------------------------------------------------------------- frames
+    def run(self, mainq):
+        c = self.c
+        handlers = {P.INIT: self.on_init, P.EXECUTE: self.on_execute,
+                    P.FINALIZE: self.on_finalize, P.AUTO_COMPLETE: self.on_auto_complete}
+        get = mainq.get
+        while True:
+            try:
+                kind, tag, body = get(timeout=_IDLE_FLUSH_S)
+            except queue.Empty:
+                c.flush_releases()
+                continue
+            try:
+                handlers[kind](tag, body)
+            except (P.ProtocolError, struct.error, UnicodeDecodeError) as e:
+                sys.stderr.write("oxiserve python stub: malformed frame: %s\n" % e)
+                die(P.MALFORMED_EXIT)
+            del body
+
+    def on_init(self, tag, body):
+        c = self.c
+        r = P.Reader(body)
+        args = {}
+        for _ in range(r.u16()):
+            k = r.str()
+            args[k] = r.str()
+        model_file = r.str()
+        decoupled = r.bool()
+        r.done()
+        c.decoupled = decoupled
+        c.model_name = args.get("model_name", "")
+        c.instance_name = args.get("model_instance_name") or c.model_name
+        c.model_file = model_file
+        err = None
+        try:
+            module = load_model_module(model_file)
+            self.model = module.TritonPythonModel()
+            if hasattr(self.model, "initialize"):
+                self.model.initialize(args)
+        except BaseException as e:
+            err = format_exception(e)
+        if err is None:
+            # Like Triton, a model without `execute` loads; each batch then fails.
+            self.execute = getattr(self.model, "execute", None)
+            c.bls_allowed = True
+        c.send(P.frame(P.INIT_DONE, 0, self._error_parts(err) if err else [_ERR_NONE]))
+
+    def on_execute(self, tag, body):
+        c = self.c
+        r = P.Reader(body)
+        block = r.u64()
+        n = r.u32()
+        descs = [r.request() for _ in range(n)]
+        r.done()
+        try:
+            owner, ins = make_inputs(c, block, [d.inputs for d in descs])
+        except ValueError as e:
+            raise P.ProtocolError(str(e))
+        name = c.model_name
+        requests = [InferenceRequest._wire(d, ins[i], owner, name)
+                    for i, d in enumerate(descs)]
+        del owner, ins, descs
+        try:
+            frame = self.run_batch(tag, requests)
+        except BaseException as e:  # a bug of ours: answer the batch anyway
+            frame = self.batch_error(tag, requests, "internal error in the Python stub: %r"
+                                     % (e,))
+        del requests  # the inputs' block is usually released here (goes with the frame)
+        c.send(frame)
+
+    def run_batch(self, tag, requests):
+        c = self.c
+        try:
+            if self.execute is None:
+                raise _BatchError("Python model %s does not implement `execute` method."
+                                  % c.model_file)
+            ret = self.execute(requests)
+            if asyncio.iscoroutine(ret):
+                if c.decoupled:
+                    fut = asyncio.run_coroutine_threadsafe(ret, self.loop())
+                    fut.add_done_callback(
+                        lambda f, reqs=requests: self._async_decoupled_done(f, reqs))
+                    return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
+                ret = asyncio.run_coroutine_threadsafe(ret, self.loop()).result()
+            return self.returned(tag, requests, ret)
+        except _BatchError as e:
+            text = str(e)
+        except BaseException as e:
+            text = format_exception(e)
+        return self.batch_error(tag, requests, text)
+
+    def returned(self, tag, requests, ret):
+        c = self.c
+        if ret is None:
+            if c.decoupled:
+                return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
+            return self.returned_none(tag, requests)
+        if c.decoupled:
+            raise _BatchError(
+                "Python model '%s' is using the decoupled mode and the execute function "
+                "must return None." % c.instance_name)
+        if not isinstance(ret, list):
+            raise _BatchError("Expected a list in the execute return, found type '%s'."
+                              % type(ret))
+        if len(ret) != len(requests):
+            raise _BatchError(
+                "Number of InferenceResponse objects do not match the number of "
+                "InferenceRequest objects. InferenceRequest(s) size is:%d, and "
+                "InferenceResponse(s) size is:%d\n" % (len(requests), len(ret)))
+        any_none = False
+        for req, resp in zip(requests, ret):
+            if resp is None:
+                any_none = True
+                continue
+            if not isinstance(resp, InferenceResponse):
+                raise _BatchError(
+                    "Expected an 'InferenceResponse' object in the execute function return "
+                    "list, found type '%s'." % type(resp))
+            try:
+                req.get_response_sender()._update(resp, FINAL)
+            except TritonModelException as e:
+                raise _BatchError(str(e))
+        if any_none:
+            # Some requests were answered through their sender: send the others as
+            # Send frames too, so ExecuteDone carries n = 0.
+            for req, resp in zip(requests, ret):
+                if resp is not None:
+                    send_response(c, req._rid, req._outputs, resp, FINAL)
+            return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
+        out = [_ERR_NONE, P.U32.pack(len(ret))]
+        for req, resp in zip(requests, ret):
+            encode_response(c, resp, req._outputs, out)
+        return P.frame(P.EXECUTE_DONE, tag, out)
+
+    def returned_none(self, tag, requests):
+        """A default-mode model returned None: the requests answered through their sender
+        are done; the others (sender never used) fail. Triton 2.51 never answers them."""
+        text = ("Expected a list in the execute return, found type '%s'."
+                % type(None))
+        unused = [req for req in requests if not _sender_used(req)]
+        if not unused:
+            return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
+        if len(unused) == len(requests):
+            return self.batch_error(tag, requests, text)
+        message = batch_error_message(self.c.instance_name, text)
+        self.log_error(message)
+        self._fail_open_senders(unused, message)
+        return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
+
+    def _fail_open_senders(self, requests, message):
+        c = self.c
+        for req in requests:
+            try:
+                req.get_response_sender()._close_with_error(c, message)
+            except Exception:
+                pass
+
+    def batch_error(self, tag, requests, text):
+        c = self.c
+        message = batch_error_message(c.instance_name, text)
+        self.log_error(message)
+        if c.decoupled:
+            self._fail_open_senders(requests, message)
+        else:
+            for req in requests:
+                s = req.get_response_sender()
+                s._closed = True
+        return P.frame(P.EXECUTE_DONE, tag, self._error_parts(message) + [_N0])
+
+    def _async_decoupled_done(self, fut, requests):
+        c = self.c
+        try:
+            if fut.cancelled():
+                text = "CancelledError: <EMPTY MESSAGE>"
+            else:
+                exc = fut.exception()
+                if exc is None:
+                    if fut.result() is None:
+                        return
+                    text = ("Python model '%s' is using the decoupled mode and the execute "
+                            "function must return None." % c.instance_name)
+                else:
+                    text = format_exception(exc)
+            message = batch_error_message(c.instance_name, text)
+            self.log_error(message)
+            self._fail_open_senders(requests, message)
+        except Exception as e:
+            sys.stderr.write("oxiserve python stub: async execute callback: %r\n" % (e,))
+
+    def on_finalize(self, tag, body):
+        c = self.c
+        P.Reader(body).done()
+        c.bls_allowed = False
+        if self.model is not None and hasattr(self.model, "finalize"):
+            try:
+                self.model.finalize()
+            except BaseException as e:
+                self.log_error("Failed to finalize the model: " + format_exception(e))
+        c.send(P.frame(P.FINALIZE_DONE, 0, [_ERR_NONE]))
+        die(0)
+
+    def on_auto_complete(self, tag, body):
+        from .autocomplete import auto_complete
+        r = P.Reader(body)
+        model_file = r.str()
+        config_json = r.str()
+        r.done()
+        err, result = auto_complete(model_file, config_json)
+        out = self._error_parts(err) if err else [_ERR_NONE]
+        P.p_str(out, result)
+        self.c.send(P.frame(P.AUTO_COMPLETE_DONE, 0, out))
+
+
+def batch_error_message(instance_name, text):
+    """The one place where batch-level error texts are formatted. Triton names the model
+    instance (`model_instance_name`, e.g. 'add_sub_0_0'), not the model."""
+    return ("Failed to process the request(s) for model '%s', message: %s"
+            % (instance_name, text))
+
+
+def _sender_used(req):
+    """Whether the request's response sender sent anything or was closed."""
+    s = req._sender
+    return s is not None and (s._sent > 0 or s._closed)
+
+
+def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
+    try:
+        sock = socket.socket(fileno=sock_fd)
+        in_mm = mmap.mmap(arena_in_fd, arena_size) if arena_size else b""
+        out_mm = mmap.mmap(arena_out_fd, arena_size) if arena_size else bytearray()
+        os.close(arena_in_fd)
+        os.close(arena_out_fd)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("oxiserve python stub: bad spawn descriptors: %s\n" % e)
+        die(P.MALFORMED_EXIT)
+    try:
+        sys.stdout.reconfigure(line_buffering=True)
+    except Exception:
+        pass
+    conn = Conn(sock, in_mm, out_mm, arena_size)
+    _conn.CONN = conn
+    mainq = queue.SimpleQueue()
+    t = threading.Thread(target=_reader, args=(conn, sock, mainq), name="oxiserve-reader",
+                         daemon=True)
+    t.start()
+    Instance(conn).run(mainq)

@@ -1,0 +1,303 @@
+"""pb_utils.Tensor, dtype tables, BYTES (de)serialization, arena views and writes."""
+
+import struct
+
+import numpy as np
+
+from .errors import TritonModelException
+
+BOOL, UINT8, UINT16, UINT32, UINT64 = 1, 2, 3, 4, 5
+INT8, INT16, INT32, INT64 = 6, 7, 8, 9
+FP16, FP32, FP64, BYTES, BF16 = 10, 11, 12, 13, 14
+
+# Triton dtype code -> numpy dtype of the wire bytes (BYTES: raw u8; BF16: raw u16).
+WIRE_NP = {
+    BOOL: np.dtype(np.bool_), UINT8: np.dtype(np.uint8), UINT16: np.dtype(np.uint16),
+    UINT32: np.dtype(np.uint32), UINT64: np.dtype(np.uint64), INT8: np.dtype(np.int8),
+    INT16: np.dtype(np.int16), INT32: np.dtype(np.int32), INT64: np.dtype(np.int64),
+    FP16: np.dtype(np.float16), FP32: np.dtype(np.float32), FP64: np.dtype(np.float64),
+    BYTES: np.dtype(np.uint8), BF16: np.dtype(np.uint16),
+}
+_NP_TO_CODE = {v: k for k, v in WIRE_NP.items() if k not in (BYTES, BF16)}
+
+_U32 = struct.Struct("<I")
+_LITTLE = np.little_endian
+
+
+def np_to_code(dtype):
+    """Triton code of a numpy dtype, or None."""
+    dtype = np.dtype(dtype)
+    code = _NP_TO_CODE.get(dtype)
+    if code is not None:
+        return code
+    if dtype.kind in "OSU":  # object, np.bytes_ or np.str_ (sent UTF-8 encoded)
+        return BYTES
+    if dtype.kind in "biuf" and dtype.byteorder not in "=|":
+        return _NP_TO_CODE.get(dtype.newbyteorder("="))
+    return None
+
+
+def serialize_bytes(arr):
+    """Triton's BYTES layout (u32 LE length + bytes per element, C order) as one bytes."""
+    pack = _U32.pack
+    parts = []
+    append = parts.append
+    if arr.dtype.kind in "OU":
+        for x in arr.ravel(order="C").tolist():
+            if type(x) is not bytes:
+                x = str(x).encode("utf-8")
+            append(pack(len(x)))
+            append(x)
+    else:
+        for x in arr.ravel(order="C").tolist():
+            append(pack(len(x)))
+            append(x)
+    return b"".join(parts)
+
+
+def deserialize_bytes(buf, count=None):
+    """Triton's BYTES layout -> 1-D object array of bytes (count elements, or all)."""
+    b = bytes(buf)
+    end = len(b)
+    unpack = _U32.unpack_from
+    out = []
+    append = out.append
+    p = 0
+    while (p < end) if count is None else (len(out) < count):
+        if p + 4 > end:
+            raise TritonModelException("Invalid bytes tensor data: incomplete length field")
+        n = unpack(b, p)[0]
+        p += 4
+        if p + n > end:
+            raise TritonModelException(
+                "Invalid bytes tensor data: string extends beyond buffer")
+        append(b[p:p + n])
+        p += n
+    arr = np.empty(len(out), dtype=np.object_)
+    if out:
+        arr[:] = out
+    return arr
+
+
+class _DLPackCapsule:
+    """Lets np.from_dlpack accept a bare DLPack capsule (CPU assumed)."""
+
+    def __init__(self, capsule):
+        self._c = capsule
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._c
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class Tensor:
+    """pb_utils.Tensor. Inputs wrap views into the shared arena (zero copy)."""
+
+    __slots__ = ("_name", "_dtype", "_np", "_raw", "_dims", "__weakref__")
+
+    def __init__(self, name, data):
+        if not isinstance(name, str):
+            raise TypeError("Tensor name must be a str")
+        if name == "":
+            raise TritonModelException("Tensor name cannot be an empty string.")
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        code = np_to_code(arr.dtype)
+        if code is None:
+            raise TritonModelException(
+                "Unsupported numpy data type '%s' for tensor '%s'." % (arr.dtype, name))
+        if arr.dtype.byteorder == (">" if _LITTLE else "<"):
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        self._name = name
+        self._dtype = code
+        self._np = arr
+        self._raw = None
+        self._dims = None
+
+    @classmethod
+    def _wire(cls, name, code, dims, raw):
+        """An input tensor over arena bytes: raw is a numpy view (typed, or u8 for BYTES,
+        u16 for BF16) whose base keeps the arena block alive."""
+        t = cls.__new__(cls)
+        t._name = name
+        t._dtype = code
+        t._dims = dims
+        if code == BYTES or code == BF16:
+            t._np = None
+            t._raw = raw
+        else:
+            t._np = raw
+            t._raw = None
+        return t
+
+    def name(self):
+        return self._name
+
+    def triton_dtype(self):
+        return self._dtype
+
+    def is_cpu(self):
+        return True
+
+    def shape(self):
+        if self._np is not None:
+            return list(self._np.shape)
+        return list(self._dims)
+
+    def as_numpy(self):
+        a = self._np
+        if a is None:
+            if self._dtype == BF16:
+                raise TritonModelException(
+                    "Tensor dtype is BF16 and cannot be converted to NumPy. Use "
+                    "to_dlpack() and from_dlpack() instead.")
+            count = 1
+            for d in self._dims:
+                count *= d
+            a = deserialize_bytes(self._raw, count).reshape(self._dims)
+            self._np = a
+        return a
+
+    def data_ptr(self):
+        a = self._np if self._np is not None else self._raw
+        return a.ctypes.data
+
+    def _dl_array(self):
+        if self._dtype == BYTES:
+            raise TritonModelException("DLPack does not have support for string tensors.")
+        if self._np is not None:
+            return self._np
+        return self._raw  # BF16: exported as uint16 (numpy has no bfloat16)
+
+    def to_dlpack(self):
+        return self._dl_array().__dlpack__()
+
+    def __dlpack__(self, stream=None):
+        return self._dl_array().__dlpack__()
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    @staticmethod
+    def from_dlpack(name, tensor):
+        if name == "":
+            raise TritonModelException("Tensor name cannot be an empty string.")
+        if not hasattr(tensor, "__dlpack__"):
+            if type(tensor).__name__ == "PyCapsule":
+                tensor = _DLPackCapsule(tensor)
+            else:
+                raise TritonModelException(
+                    "Provided tensor is not supported. Tensor must be a DLPack capsule "
+                    "or have the `__dlpack__` and `__dlpack_device__` attributes.")
+        elif hasattr(tensor, "__dlpack_device__"):
+            dev = tensor.__dlpack_device__()
+            if int(dev[0]) not in (1, 3):
+                raise TritonModelException(
+                    "GPU tensors are not supported by oxiserve's Python backend")
+        try:
+            arr = np.from_dlpack(tensor)
+        except (BufferError, RuntimeError, TypeError, ValueError) as e:
+            raise TritonModelException("Unable to convert the DLPack tensor: %s" % e)
+        return Tensor(name, arr)
+
+    def __repr__(self):
+        return "Tensor(%r, dtype=%d, shape=%r)" % (self._name, self._dtype, self.shape())
+
+
+class Block:
+    """Owner of one arena_in block. Every input view's .base is this object (numpy
+    collapses view chains to the first non-array base); when the last view, Tensor and
+    request referring to it dies, the block offset is queued for a Release frame."""
+
+    __slots__ = ("__array_interface__", "_off", "_q", "__weakref__")
+
+    def __init__(self, addr, off, extent, release):
+        self.__array_interface__ = {
+            "data": (addr + off, False), "shape": (extent,), "typestr": "|u1",
+            "version": 3,
+        }
+        self._off = off
+        self._q = release
+
+    def __del__(self):
+        try:
+            self._q(self._off)
+        except Exception:
+            pass
+
+
+def make_inputs(conn, block, descs_lists):
+    """Views for the tensors of one arena_in block. descs_lists: list of lists of
+    TensorDesc. Returns (owner or None, list of lists of Tensor). Raises ValueError on
+    descriptors outside the block/arena (a protocol error)."""
+    from .protocol import NO_BLOCK
+    if block == NO_BLOCK:
+        for descs in descs_lists:
+            if descs:
+                raise ValueError("tensors without a block")
+        return None, [[] for _ in descs_lists]
+    extent = 0
+    for descs in descs_lists:
+        for d in descs:
+            if d.offset < block:
+                raise ValueError("tensor before its block")
+            e = d.offset - block + d.nbytes
+            if e > extent:
+                extent = e
+    if block + extent > conn.in_size:
+        raise ValueError("tensor outside arena_in")
+    owner = Block(conn.in_addr, block, extent, conn.queue_release)
+    base = np.asarray(owner)
+    result = []
+    for descs in descs_lists:
+        ts = []
+        for d in descs:
+            wd = WIRE_NP.get(d.dtype)
+            if wd is None:
+                raise ValueError("bad dtype %d" % d.dtype)
+            o = d.offset - block
+            raw = base[o:o + d.nbytes]
+            dims = d.dims
+            if d.dtype != BYTES:
+                count = 1
+                for x in dims:
+                    if x < 0:
+                        raise ValueError("negative dim")
+                    count *= x
+                if count * wd.itemsize != d.nbytes:
+                    raise ValueError("tensor size does not match its shape")
+                raw = raw.view(wd).reshape(dims)
+            ts.append(Tensor._wire(d.name, d.dtype, dims, raw))
+        result.append(ts)
+    return owner, result
+
+
+def write_tensor(conn, t, allocated):
+    """Copy one Tensor into a fresh arena_out block. Returns the wire tuple
+    (name, dtype, dims, offset, nbytes); appends the offset to `allocated`."""
+    code = t._dtype
+    if t._np is None:  # an input tensor passed through unchanged (BYTES or BF16)
+        src = t._raw
+        dims = list(t._dims)
+    else:
+        src = t._np
+        dims = list(src.shape)
+        if code == BYTES:
+            src = serialize_bytes(src)
+    if isinstance(src, bytes):
+        n = len(src)
+        off = conn.alloc.alloc(n)
+        allocated.append(off)
+        conn.out_mm[off:off + n] = src
+    else:
+        if not src.flags.c_contiguous:
+            src = np.ascontiguousarray(src)
+        n = src.nbytes
+        off = conn.alloc.alloc(n)
+        allocated.append(off)
+        if n:
+            conn.out_u8[off:off + n] = src.reshape(-1).view(np.uint8)
+    return (t._name, code, dims, off, n)

@@ -1,0 +1,73 @@
+//! Auto-complete: a short-lived stub imports the model file and runs its
+//! static `auto_complete_config` on the configuration, before the model loads.
+
+use std::{
+    io::{Read, Write},
+    os::{fd::AsFd, unix::net::UnixStream},
+    path::Path,
+};
+
+use oxiserve_types::{Error, Result};
+
+use crate::{
+    arena::{Arena, InArena},
+    model_log,
+    protocol::{self, FromStub, ToStub},
+    settings::PythonSettings,
+    zygote::Zygote,
+};
+
+/// Arenas for a process that exchanges no tensors.
+const SMALL_ARENA: u64 = 64 * 1024;
+
+/// Runs `model_file`'s `auto_complete_config` on `config_json`; returns the
+/// completed configuration's JSON.
+pub(crate) fn run(
+    zygote: &Zygote,
+    settings: &PythonSettings,
+    model_file: &Path,
+    config_json: &str,
+) -> Result<String> {
+    let fail = |e: std::io::Error| Error::internal(format!("python backend: auto-complete: {e}"));
+    let (mut ours, theirs) = UnixStream::pair().map_err(fail)?;
+    let arena_in = InArena::new("oxiserve:auto-complete:in", SMALL_ARENA)?;
+    let arena_out = Arena::new("oxiserve:auto-complete:out", SMALL_ARENA)?;
+    zygote.spawn(
+        [theirs.as_fd(), arena_in.fd(), arena_out.fd()],
+        SMALL_ARENA,
+        settings.stub_timeout,
+    )?;
+    drop(theirs);
+    ours.set_read_timeout(Some(settings.stub_timeout))
+        .map_err(fail)?;
+    let request = ToStub::AutoComplete {
+        model_file: model_file.display().to_string(),
+        config_json: config_json.to_string(),
+    };
+    ours.write_all(&request.encode()?).map_err(fail)?;
+    let mut frame = Vec::new();
+    loop {
+        let mut prefix = [0u8; 4];
+        ours.read_exact(&mut prefix).map_err(|e| {
+            Error::internal(format!(
+                "python backend: the auto-complete process for {} ended without an answer ({e})",
+                model_file.display()
+            ))
+        })?;
+        frame.resize(protocol::frame_len(prefix)?, 0);
+        ours.read_exact(&mut frame).map_err(fail)?;
+        match protocol::decode(&frame)? {
+            FromStub::AutoCompleteDone { error: Some(e), .. } => {
+                return Err(Error::internal(format!("Internal: {}", e.message)));
+            }
+            FromStub::AutoCompleteDone { config_json, .. } => return Ok(config_json),
+            FromStub::Log {
+                level,
+                file,
+                line,
+                message,
+            } => model_log::write(level, &file, line, &message),
+            _ => {}
+        }
+    }
+}

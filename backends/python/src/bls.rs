@@ -1,0 +1,126 @@
+//! BLS: a model's `InferenceRequest.exec()` runs another model of this
+//! server; its responses go back to the stub as `BlsResponse` frames, their
+//! tensors copied once into arena_in.
+
+use std::sync::{Arc, Mutex};
+
+use oxiserve_backend::{CancelFlag, StreamEvent};
+use oxiserve_types::{Error, InferRequest, InferResponse, Result};
+
+use crate::{
+    arena::InArena,
+    connection::Connection,
+    convert,
+    protocol::{BlsPayload, NO_BLOCK, ToStub, WireResponse},
+    pump::{InFlight, Pump},
+};
+
+/// Runs BLS call `bls_id` (`decoupled`: the caller iterates over many
+/// responses); answers the stub with its events.
+pub(crate) fn start(pump: &Pump, bls_id: u64, decoupled: bool, request: Result<InferRequest>) {
+    let reply = Reply {
+        bls_id,
+        connection: pump.connection.clone(),
+        arena_in: pump.arena_in.clone(),
+        inflight: pump.inflight.clone(),
+    };
+    let fail = |e: Error| {
+        reply.event(StreamEvent {
+            response: Some(Err(e)),
+            is_final: true,
+        })
+    };
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => return fail(e),
+    };
+    let name = request.model_name.clone();
+    // Triton's words for a call that never reached the model.
+    let not_run = |e: Error| {
+        Error::internal(format!(
+            "Model {name} - Error when running inference: Failed for execute the inference \
+             request. {}",
+            e.message
+        ))
+    };
+    if !decoupled {
+        match pump.host.is_decoupled(&name, request.model_version) {
+            Ok(false) => {}
+            Ok(true) => {
+                return fail(Error::internal(format!(
+                    "Model {name} - Error when running inference: Model {name} is using the \
+                     decoupled. The current BLS request call doesn't support models using the \
+                     decoupled transaction policy. Please use 'decoupled=True' argument to the \
+                     'exec' or 'async_exec' calls for decoupled models.'"
+                )));
+            }
+            Err(e) => return fail(not_run(e)),
+        }
+    }
+    let cancel = CancelFlag::default();
+    pump.inflight
+        .lock()
+        .unwrap()
+        .bls
+        .insert(bls_id, cancel.clone());
+    let forward = reply.clone();
+    let queued = pump
+        .host
+        .infer(request, cancel, Box::new(move |event| forward.event(event)));
+    if let Err(e) = queued {
+        pump.inflight.lock().unwrap().bls.remove(&bls_id);
+        fail(not_run(e));
+    }
+}
+
+/// Where one BLS call's events go.
+#[derive(Clone)]
+struct Reply {
+    bls_id: u64,
+    connection: Arc<Connection>,
+    arena_in: Arc<InArena>,
+    inflight: Arc<Mutex<InFlight>>,
+}
+
+impl Reply {
+    fn event(&self, event: StreamEvent) {
+        if event.is_final {
+            self.inflight.lock().unwrap().bls.remove(&self.bls_id);
+        }
+        let response = event.response.map(|r| self.payload(r));
+        let message = ToStub::BlsResponse {
+            bls_id: self.bls_id,
+            is_final: event.is_final,
+            response,
+        };
+        // A stub that died meanwhile needs no answer.
+        let _ = self.connection.send(&message);
+    }
+
+    fn payload(&self, response: Result<InferResponse>) -> BlsPayload {
+        // Triton's BLS reports every failure of the called model as INTERNAL.
+        let response = response.map_err(|e| Error::internal(e.message));
+        let written = response.and_then(|r| {
+            let parts: Vec<&[u8]> = r.outputs.iter().map(|t| t.data.as_ref()).collect();
+            let block = self.arena_in.write_block(&parts)?;
+            Ok((
+                block.offset,
+                convert::wire_response(&r.outputs, &r.parameters, &block.parts),
+            ))
+        });
+        match written {
+            Ok((block, response)) => BlsPayload { block, response },
+            Err(e) => BlsPayload {
+                block: NO_BLOCK,
+                response: error_response(e),
+            },
+        }
+    }
+}
+
+fn error_response(error: Error) -> WireResponse {
+    WireResponse {
+        error: Some(error),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,252 @@
+//! Between oxiserve's requests and responses and their wire form.
+
+use bytes::Bytes;
+use oxiserve_types::{InferRequest, ParameterValue, Parameters, RequestedOutput, Result, Tensor};
+use serde_json::{Map, Value};
+
+use crate::{
+    arena::{Arena, ReleaseHook},
+    protocol::{Correlation, TensorDesc, WireRequest, WireResponse},
+};
+
+/// Triton's request flags for `pb_utils.InferenceRequest.flags()`.
+const SEQUENCE_START: u32 = 1;
+const SEQUENCE_END: u32 = 2;
+
+/// Parameters Triton turns into request fields: models don't see them as
+/// parameters.
+const RESERVED: &[&str] = &[
+    "sequence_id",
+    "sequence_start",
+    "sequence_end",
+    "priority",
+    "timeout",
+    "binary_data_output",
+];
+
+/// The wire form of `request`, whose input tensors are at `offsets` in arena_in.
+pub(crate) fn wire_request(
+    request: &InferRequest,
+    outputs: &[String],
+    offsets: &[u64],
+) -> WireRequest {
+    let flag = |key: &str, bit: u32| {
+        if request
+            .parameters
+            .get(key)
+            .and_then(ParameterValue::as_bool)
+            == Some(true)
+        {
+            bit
+        } else {
+            0
+        }
+    };
+    let correlation = match request.parameters.get("sequence_id") {
+        Some(ParameterValue::String(s)) => Correlation::Str(s.clone()),
+        Some(ParameterValue::Uint(n)) => Correlation::U64(*n),
+        Some(ParameterValue::Int(n)) => Correlation::U64(*n as u64),
+        _ => Correlation::None,
+    };
+    let timeout_us = match request.parameters.get("timeout") {
+        Some(ParameterValue::Uint(n)) => *n,
+        Some(ParameterValue::Int(n)) => (*n).max(0) as u64,
+        _ => 0,
+    };
+    WireRequest {
+        flags: flag("sequence_start", SEQUENCE_START) | flag("sequence_end", SEQUENCE_END),
+        correlation,
+        request_id: request.id.clone(),
+        parameters_json: parameters_json(&request.parameters, RESERVED)
+            .unwrap_or_else(|| "{}".into()),
+        timeout_us,
+        inputs: request
+            .inputs
+            .iter()
+            .zip(offsets)
+            .map(|(t, &offset)| TensorDesc {
+                name: t.name.clone(),
+                datatype: t.datatype,
+                dims: t.shape.clone(),
+                offset,
+                nbytes: t.data.len() as u64,
+            })
+            .collect(),
+        outputs: outputs.to_vec(),
+    }
+}
+
+/// Parameters as a JSON object, leaving out `skip`; `None` when none are left.
+pub(crate) fn parameters_json(parameters: &Parameters, skip: &[&str]) -> Option<String> {
+    let map: Map<String, Value> = parameters
+        .iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .map(|(k, v)| {
+            let value = match v {
+                ParameterValue::Bool(b) => Value::from(*b),
+                ParameterValue::Int(n) => Value::from(*n),
+                ParameterValue::Uint(n) => Value::from(*n),
+                ParameterValue::Double(d) => Value::from(*d),
+                ParameterValue::String(s) => Value::from(s.as_str()),
+            };
+            (k.clone(), value)
+        })
+        .collect();
+    (!map.is_empty()).then(|| Value::Object(map).to_string())
+}
+
+/// Parameters from a model's JSON object (`""` = none).
+pub(crate) fn parse_parameters(json: &str) -> Result<Parameters> {
+    if json.is_empty() {
+        return Ok(Parameters::new());
+    }
+    let bad = |why: String| {
+        oxiserve_types::Error::invalid_arg(format!("invalid parameters {json}: {why}"))
+    };
+    let value: Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+    let Value::Object(map) = value else {
+        return Err(bad("not a JSON object".into()));
+    };
+    map.into_iter()
+        .map(|(k, v)| {
+            let value = match v {
+                Value::Bool(b) => ParameterValue::Bool(b),
+                Value::String(s) => ParameterValue::String(s),
+                Value::Number(n) if n.is_i64() => {
+                    ParameterValue::Int(n.as_i64().unwrap_or_default())
+                }
+                Value::Number(n) if n.is_u64() => {
+                    ParameterValue::Uint(n.as_u64().unwrap_or_default())
+                }
+                Value::Number(n) => ParameterValue::Double(n.as_f64().unwrap_or_default()),
+                other => {
+                    return Err(bad(format!(
+                        "'{k}' is {other}: expected a bool, number or string"
+                    )));
+                }
+            };
+            Ok((k, value))
+        })
+        .collect()
+}
+
+/// Tensors the stub wrote to arena_out, as zero-copy views.
+pub(crate) fn tensors(
+    descs: Vec<TensorDesc>,
+    arena: &Arena,
+    release: &ReleaseHook,
+) -> Result<Vec<Tensor>> {
+    descs
+        .into_iter()
+        .map(|d| {
+            let data: Bytes = arena.view(d.offset, d.nbytes, release.clone())?;
+            Ok(Tensor::new(d.name, d.datatype, d.dims, data))
+        })
+        .collect()
+}
+
+/// A BLS request from the stub.
+pub(crate) fn bls_request(
+    model_name: String,
+    model_version: i64,
+    wire: WireRequest,
+    arena: &Arena,
+    release: &ReleaseHook,
+) -> Result<InferRequest> {
+    let mut parameters = parse_parameters(&wire.parameters_json)?;
+    match wire.correlation {
+        Correlation::None => {}
+        Correlation::U64(n) => {
+            parameters.insert("sequence_id".into(), ParameterValue::Uint(n));
+        }
+        Correlation::Str(s) => {
+            parameters.insert("sequence_id".into(), ParameterValue::String(s));
+        }
+    }
+    if wire.flags & SEQUENCE_START != 0 {
+        parameters.insert("sequence_start".into(), ParameterValue::Bool(true));
+    }
+    if wire.flags & SEQUENCE_END != 0 {
+        parameters.insert("sequence_end".into(), ParameterValue::Bool(true));
+    }
+    if wire.timeout_us > 0 {
+        parameters.insert("timeout".into(), ParameterValue::Uint(wire.timeout_us));
+    }
+    Ok(InferRequest {
+        model_name,
+        model_version: (model_version >= 0).then_some(model_version),
+        id: wire.request_id,
+        inputs: tensors(wire.inputs, arena, release)?,
+        outputs: wire
+            .outputs
+            .into_iter()
+            .map(|name| RequestedOutput {
+                name,
+                class_count: 0,
+                parameters: Parameters::new(),
+            })
+            .collect(),
+        parameters,
+    })
+}
+
+/// The response of a BLS call as the stub reads it: tensors at `offsets` in
+/// arena_in (one per output, in order).
+pub(crate) fn wire_response(
+    outputs: &[Tensor],
+    parameters: &Parameters,
+    offsets: &[u64],
+) -> WireResponse {
+    WireResponse {
+        error: None,
+        parameters_json: parameters_json(parameters, &[]).unwrap_or_default(),
+        outputs: outputs
+            .iter()
+            .zip(offsets)
+            .map(|(t, &offset)| TensorDesc {
+                name: t.name.clone(),
+                datatype: t.datatype,
+                dims: t.shape.clone(),
+                offset,
+                nbytes: t.data.len() as u64,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_parameters_become_fields() {
+        let mut request = InferRequest::default();
+        request
+            .parameters
+            .insert("sequence_id".into(), ParameterValue::Uint(7));
+        request
+            .parameters
+            .insert("sequence_start".into(), ParameterValue::Bool(true));
+        request
+            .parameters
+            .insert("temperature".into(), ParameterValue::Double(0.5));
+        request
+            .parameters
+            .insert("mode".into(), ParameterValue::String("x".into()));
+        let wire = wire_request(&request, &[], &[]);
+        assert_eq!(wire.flags, SEQUENCE_START);
+        assert_eq!(wire.correlation, Correlation::U64(7));
+        assert_eq!(wire.parameters_json, r#"{"mode":"x","temperature":0.5}"#);
+    }
+
+    #[test]
+    fn parameters_round_trip() {
+        let parsed = parse_parameters(r#"{"a":true,"b":-3,"c":"s","d":1.5}"#).unwrap();
+        assert_eq!(parsed["a"], ParameterValue::Bool(true));
+        assert_eq!(parsed["b"], ParameterValue::Int(-3));
+        assert_eq!(parsed["d"], ParameterValue::Double(1.5));
+        assert_eq!(parse_parameters("").unwrap(), Parameters::new());
+        let err = parse_parameters(r#"{"a":[1]}"#).unwrap_err();
+        assert!(err.message.contains("'a' is [1]"), "{}", err.message);
+    }
+}

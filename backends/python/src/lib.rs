@@ -1,0 +1,23 @@
+//! The Python backend (`backend: "python"`): a Triton user's `model.py` runs
+//! unchanged, each instance in its own Python process forked from a warm
+//! interpreter, tensors crossing through shared memory.
+//! See `docs/design/python-backend.md` and `docs/design/python-wire.md`.
+
+mod arena;
+mod autocomplete;
+mod bls;
+mod connection;
+mod convert;
+mod instance;
+mod interpreter;
+mod model;
+mod model_log;
+mod package;
+mod process;
+mod protocol;
+mod pump;
+mod settings;
+mod zygote;
+
+pub use model::PythonBackend;
+pub use settings::PythonSettings;

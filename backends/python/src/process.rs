@@ -1,0 +1,184 @@
+//! One stub process serving one model instance: its socket, arenas and pump.
+
+use std::{
+    os::{fd::AsFd, unix::net::UnixStream},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+        mpsc::{self, Receiver},
+    },
+    thread::JoinHandle,
+    time::Duration,
+};
+
+use oxiserve_backend::ModelHost;
+use oxiserve_types::{Error, Result};
+
+use crate::{
+    arena::{Arena, InArena},
+    connection::Connection,
+    protocol::ToStub,
+    pump::{Event, InFlight, Pump},
+    zygote::Zygote,
+};
+
+/// A running stub process.
+pub(crate) struct Process {
+    pub pid: i32,
+    pub connection: Arc<Connection>,
+    pub arena_in: Arc<InArena>,
+    pub inflight: Arc<Mutex<InFlight>>,
+    pub events: Receiver<Event>,
+    zygote: Arc<Zygote>,
+    closing: Arc<AtomicBool>,
+    alive: Arc<AtomicBool>,
+    pump: Option<JoinHandle<()>>,
+}
+
+impl Process {
+    /// Forks a stub from `zygote` for `instance` with arenas of `arena_size`
+    /// bytes, and starts its pump.
+    pub fn spawn(
+        zygote: Arc<Zygote>,
+        instance: &str,
+        arena_size: u64,
+        timeout: Duration,
+        host: Arc<dyn ModelHost>,
+    ) -> Result<Self> {
+        let (ours, theirs) = UnixStream::pair()
+            .map_err(|e| Error::internal(format!("python backend: socketpair: {e}")))?;
+        let arena_in = Arc::new(InArena::new(
+            &format!("oxiserve:{instance}:in"),
+            arena_size,
+        )?);
+        let arena_out = Arena::new(&format!("oxiserve:{instance}:out"), arena_size)?;
+        let pid = zygote.spawn(
+            [theirs.as_fd(), arena_in.fd(), arena_out.fd()],
+            arena_size,
+            timeout,
+        )?;
+        drop(theirs);
+        let reader = ours
+            .try_clone()
+            .map_err(|e| Error::internal(format!("python backend: {e}")))?;
+        let connection = Connection::new(ours);
+        let inflight = Arc::new(Mutex::new(InFlight::default()));
+        let closing = Arc::new(AtomicBool::new(false));
+        let alive = Arc::new(AtomicBool::new(true));
+        let (events_tx, events) = mpsc::channel();
+        let pump = Pump {
+            instance: instance.to_string(),
+            pid,
+            zygote: zygote.clone(),
+            connection: connection.clone(),
+            arena_in: arena_in.clone(),
+            arena_out,
+            inflight: inflight.clone(),
+            events: events_tx,
+            host,
+            closing: closing.clone(),
+            alive: alive.clone(),
+        };
+        let pump = std::thread::Builder::new()
+            .name(format!("py:{instance}"))
+            .spawn(move || pump.run(reader))
+            .map_err(|e| Error::internal(format!("cannot start a thread: {e}")))?;
+        Ok(Self {
+            pid,
+            connection,
+            arena_in,
+            inflight,
+            events,
+            zygote,
+            closing,
+            alive,
+            pump: Some(pump),
+        })
+    }
+
+    /// Whether the process still runs, as far as its pump knows.
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed)
+    }
+
+    /// Waits for the event `want` picks, up to `timeout`; a death ends the
+    /// wait with its message.
+    pub fn wait_for<T>(
+        &self,
+        timeout: Duration,
+        mut want: impl FnMut(Event) -> Option<T>,
+    ) -> std::result::Result<T, String> {
+        let deadline = std::time::Instant::now().checked_add(timeout);
+        loop {
+            let received = match deadline {
+                Some(deadline) => self
+                    .events
+                    .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())),
+                None => self
+                    .events
+                    .recv()
+                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(Event::Died(message)) => return Err(message),
+                Ok(event) => {
+                    if let Some(value) = want(event) {
+                        return Ok(value);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(format!("no answer within {} s", timeout.as_secs()));
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("the process is gone".into());
+                }
+            }
+        }
+    }
+
+    /// Asks the stub to run `finalize` and exit, waits up to `timeout`, then
+    /// kills it if it is still there.
+    pub fn stop(mut self, timeout: Duration) {
+        self.closing.store(true, Ordering::Relaxed);
+        if self.connection.send(&ToStub::Finalize).is_ok() {
+            let finalized = self.wait_for(timeout, |e| match e {
+                Event::Finalized(result) => Some(result),
+                _ => None,
+            });
+            if let Ok(Err(e)) = finalized {
+                log::warn!("finalize failed: {}", e.message);
+            }
+        }
+        self.end();
+    }
+
+    /// Ends the process now.
+    pub fn kill(mut self) {
+        self.closing.store(true, Ordering::Relaxed);
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.connection.close();
+        if self
+            .zygote
+            .exit_reason(self.pid, Duration::from_millis(200))
+            .is_none()
+            && let Some(pid) = rustix::process::Pid::from_raw(self.pid)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        if let Some(pump) = self.pump.take() {
+            let _ = pump.join();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.pump.is_some() {
+            self.closing.store(true, Ordering::Relaxed);
+            self.end();
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The pump: one thread per instance process that reads every frame the
+//! stub writes and acts on it: answers requests, runs BLS calls, logs, frees
+//! arena blocks; and notices when the process dies.
+
+use std::{
+    collections::HashMap,
+    io::{BufReader, Read},
+    os::unix::net::UnixStream,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+        mpsc::Sender,
+    },
+    time::Duration,
+};
+
+use oxiserve_backend::{BackendResponse, CancelFlag, ModelHost, ResponseSink};
+use oxiserve_types::{Error, Result};
+
+use crate::{
+    arena::{Arena, InArena, ReleaseHook},
+    bls,
+    connection::Connection,
+    convert, model_log,
+    protocol::{self, FromStub, ToStub, WireResponse},
+    zygote::Zygote,
+};
+
+/// A request the stub has not finished yet.
+pub(crate) struct OpenRequest {
+    pub sink: ResponseSink,
+    /// The outputs to return; others the model produces are dropped.
+    pub outputs: Vec<String>,
+}
+
+/// What is in flight in one process.
+#[derive(Default)]
+pub(crate) struct InFlight {
+    pub requests: HashMap<u64, OpenRequest>,
+    /// Each executing batch's request ids, in order.
+    pub batches: HashMap<u64, Vec<u64>>,
+    /// Open BLS calls and their cancel flags.
+    pub bls: HashMap<u64, CancelFlag>,
+}
+
+/// What the pump tells the instance thread.
+#[derive(Debug)]
+pub(crate) enum Event {
+    Initialized(Result<()>),
+    Executed(u64),
+    Finalized(Result<()>),
+    /// The process is gone; the text explains it.
+    Died(String),
+}
+
+/// Everything the pump of one process uses.
+pub(crate) struct Pump {
+    pub instance: String,
+    pub pid: i32,
+    pub zygote: Arc<Zygote>,
+    pub connection: Arc<Connection>,
+    pub arena_in: Arc<InArena>,
+    pub arena_out: Arena,
+    pub inflight: Arc<Mutex<InFlight>>,
+    pub events: Sender<Event>,
+    pub host: Arc<dyn ModelHost>,
+    /// Set before the server ends the process on purpose.
+    pub closing: Arc<AtomicBool>,
+    /// Cleared when the process is gone.
+    pub alive: Arc<AtomicBool>,
+}
+
+impl Pump {
+    /// Reads frames until the socket closes or a frame is malformed.
+    pub fn run(self, socket: UnixStream) {
+        let release = self.connection.release_hook();
+        let mut reader = BufReader::with_capacity(64 * 1024, socket);
+        let mut frame = Vec::new();
+        let outcome = loop {
+            match read_frame(&mut reader, &mut frame).and_then(|()| protocol::decode(&frame)) {
+                Ok(message) => self.handle(message, &release),
+                Err(e) => break e,
+            }
+        };
+        self.died(outcome);
+    }
+
+    fn handle(&self, message: FromStub, release: &ReleaseHook) {
+        match message {
+            FromStub::InitDone { error } => {
+                self.tell(Event::Initialized(error.map_or(Ok(()), Err)))
+            }
+            FromStub::FinalizeDone { error } => {
+                self.tell(Event::Finalized(error.map_or(Ok(()), Err)))
+            }
+            FromStub::ExecuteDone {
+                batch_id,
+                batch_error,
+                responses,
+            } => {
+                self.batch_done(batch_id, batch_error, responses, release);
+                self.tell(Event::Executed(batch_id));
+            }
+            FromStub::Send {
+                rid,
+                is_final,
+                response,
+            } => self.send(rid, is_final, response, release),
+            FromStub::Bls {
+                bls_id,
+                decoupled,
+                model_name,
+                model_version,
+                request,
+            } => {
+                let request = convert::bls_request(
+                    model_name,
+                    model_version,
+                    request,
+                    &self.arena_out,
+                    release,
+                );
+                bls::start(self, bls_id, decoupled, request);
+            }
+            FromStub::BlsCancel { bls_id } => {
+                if let Some(flag) = self.inflight.lock().unwrap().bls.get(&bls_id) {
+                    flag.cancel();
+                }
+            }
+            FromStub::IsCancelled { call_id, rid } => {
+                let value = self
+                    .inflight
+                    .lock()
+                    .unwrap()
+                    .requests
+                    .get(&rid)
+                    .is_some_and(|r| r.sink.is_cancelled());
+                let _ = self.connection.send(&ToStub::Reply { call_id, value });
+            }
+            FromStub::Log {
+                level,
+                file,
+                line,
+                message,
+            } => model_log::write(level, &file, line, &message),
+            FromStub::Release { offsets } => {
+                for offset in offsets {
+                    if let Err(e) = self.arena_in.release(offset) {
+                        log::warn!("{}: {}", self.instance, e.message);
+                    }
+                }
+            }
+            FromStub::AutoCompleteDone { .. } => {
+                log::warn!("{}: unexpected auto-complete answer ignored", self.instance);
+            }
+        }
+    }
+
+    fn batch_done(
+        &self,
+        batch_id: u64,
+        batch_error: Option<Error>,
+        responses: Vec<WireResponse>,
+        release: &ReleaseHook,
+    ) {
+        let mut inflight = self.inflight.lock().unwrap();
+        let rids = inflight.batches.remove(&batch_id).unwrap_or_default();
+        if let Some(error) = batch_error {
+            for rid in &rids {
+                if let Some(open) = inflight.requests.remove(rid) {
+                    open.sink.respond(Err(error.clone()));
+                }
+            }
+            return;
+        }
+        if responses.is_empty() {
+            return; // decoupled, or answered through response senders
+        }
+        for (rid, response) in rids.iter().zip(responses) {
+            if let Some(open) = inflight.requests.remove(rid) {
+                let response = self.response(response, &open.outputs, release);
+                open.sink.respond(response);
+            }
+        }
+    }
+
+    fn send(
+        &self,
+        rid: u64,
+        is_final: bool,
+        response: Option<WireResponse>,
+        release: &ReleaseHook,
+    ) {
+        let mut inflight = self.inflight.lock().unwrap();
+        let Some(open) = inflight.requests.get_mut(&rid) else {
+            return;
+        };
+        let response = response.map(|r| self.response(r, &open.outputs, release));
+        match (response, is_final) {
+            (Some(response), _) => {
+                let _ = open.sink.send(response, is_final);
+            }
+            (None, true) => {}
+            (None, false) => return,
+        }
+        if is_final
+            && let Some(open) = inflight.requests.remove(&rid)
+            && !open.sink.is_finished()
+        {
+            open.sink.finish();
+        }
+    }
+
+    fn response(
+        &self,
+        response: WireResponse,
+        wanted: &[String],
+        release: &ReleaseHook,
+    ) -> Result<BackendResponse> {
+        if let Some(error) = response.error {
+            return Err(error);
+        }
+        let mut outputs = convert::tensors(response.outputs, &self.arena_out, release)?;
+        outputs.retain(|t| wanted.contains(&t.name));
+        Ok(BackendResponse {
+            outputs,
+            parameters: convert::parse_parameters(&response.parameters_json)?,
+        })
+    }
+
+    fn tell(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// The process ended (or broke the protocol): every open request fails
+    /// with the reason, BLS calls are cancelled, the instance thread is told.
+    fn died(self, cause: Error) {
+        self.alive.store(false, Ordering::Relaxed);
+        self.connection.close();
+        let expected = self.closing.load(Ordering::Relaxed);
+        let message = if expected {
+            format!("the Python model instance '{}' was stopped", self.instance)
+        } else {
+            if cause.message.contains("protocol error") {
+                log::error!("{}: {}", self.instance, cause.message);
+                let _ = rustix::process::kill_process(
+                    rustix::process::Pid::from_raw(self.pid).expect("stub pids are positive"),
+                    rustix::process::Signal::KILL,
+                );
+            }
+            let reason = self
+                .zygote
+                .exit_reason(self.pid, Duration::from_secs(1))
+                .map_or_else(|| cause.message.clone(), |r| r.to_string());
+            format!(
+                "Python model instance '{}' (pid {}) exited unexpectedly ({reason}) while \
+                 running this request; the instance is being restarted",
+                self.instance, self.pid
+            )
+        };
+        let mut inflight = std::mem::take(&mut *self.inflight.lock().unwrap());
+        for flag in inflight.bls.values() {
+            flag.cancel();
+        }
+        for (_, open) in inflight.requests.drain() {
+            open.sink.respond(Err(Error::internal(message.clone())));
+        }
+        if !expected {
+            log::error!("{message}");
+        }
+        self.tell(Event::Died(message));
+    }
+}
+
+/// Reads one frame (the bytes after its length prefix) into `frame`.
+fn read_frame(reader: &mut impl Read, frame: &mut Vec<u8>) -> Result<()> {
+    let mut prefix = [0u8; 4];
+    reader
+        .read_exact(&mut prefix)
+        .map_err(|e| Error::unavailable(format!("the stub's socket closed ({e})")))?;
+    let len = protocol::frame_len(prefix)?;
+    frame.resize(len, 0);
+    reader
+        .read_exact(frame)
+        .map_err(|e| Error::unavailable(format!("the stub's socket closed mid-frame ({e})")))
+}

@@ -1,0 +1,330 @@
+//! The zygote: one warm Python process per interpreter that has numpy and
+//! our modules imported and forks every instance process, so instances start
+//! in milliseconds and share its memory pages. See `docs/design/python-wire.md`
+//! for the control messages.
+
+use std::{
+    collections::HashMap,
+    fmt,
+    io::IoSlice,
+    mem::MaybeUninit,
+    os::{
+        fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd},
+        unix::process::CommandExt,
+    },
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Condvar, Mutex, atomic::AtomicU64, atomic::Ordering},
+    time::{Duration, Instant},
+};
+
+use rustix::net::{
+    AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags,
+    SocketType,
+};
+use serde_json::{Value, json};
+
+use oxiserve_types::{Error, Result};
+
+use crate::package::zygote_script;
+
+/// How a forked process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExitReason {
+    Code(i32),
+    Signal(i32),
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Code(code) => write!(f, "exit code {code}"),
+            Self::Signal(signal) => {
+                let name = match signal {
+                    6 => " (SIGABRT)",
+                    9 => " (SIGKILL; out of memory?)",
+                    11 => " (SIGSEGV)",
+                    15 => " (SIGTERM)",
+                    _ => "",
+                };
+                write!(f, "signal {signal}{name}")
+            }
+        }
+    }
+}
+
+/// A running zygote.
+#[derive(Debug)]
+pub(crate) struct Zygote {
+    python: PathBuf,
+    control: Arc<OwnedFd>,
+    shared: Arc<Shared>,
+    process: Mutex<Child>,
+    next_token: AtomicU64,
+    /// The interpreter's Python and numpy versions, for log lines.
+    pub versions: String,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The zygote's first message: versions, or why it cannot serve.
+    ready: Option<std::result::Result<String, String>>,
+    spawned: HashMap<u64, i32>,
+    exits: HashMap<i32, ExitReason>,
+    /// The control socket reached its end: the zygote is gone.
+    gone: bool,
+}
+
+impl Zygote {
+    /// Starts a zygote running `python`, with our package in `package`, and
+    /// waits until it has imported numpy.
+    pub fn start(python: &Path, package: &Path, timeout: Duration) -> Result<Self> {
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| Error::internal(format!("python backend: socketpair: {e}")))?;
+        let child_fd = theirs.as_raw_fd();
+        let mut command = Command::new(python);
+        command
+            .arg("-I")
+            .arg(zygote_script(package))
+            .stdin(Stdio::null());
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if child_fd == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0);
+                } else if libc::dup2(child_fd, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let process = command.spawn().map_err(|e| {
+            Error::unavailable(format!(
+                "python backend: cannot start {}: {e}",
+                python.display()
+            ))
+        })?;
+        drop(theirs);
+        let control = Arc::new(ours);
+        let shared = Arc::new(Shared::default());
+        {
+            let (control, shared) = (control.clone(), shared.clone());
+            std::thread::Builder::new()
+                .name("py-zygote".into())
+                .spawn(move || read_control(&control, &shared))
+                .map_err(|e| Error::internal(format!("cannot start a thread: {e}")))?;
+        }
+        let mut zygote = Self {
+            python: python.to_path_buf(),
+            control,
+            shared,
+            process: Mutex::new(process),
+            next_token: AtomicU64::new(1),
+            versions: String::new(),
+        };
+        let ready = zygote.wait(timeout, |s| {
+            s.ready.clone().or(s.gone.then(|| Err(String::new())))
+        });
+        match ready {
+            Some(Ok(versions)) => {
+                zygote.versions = versions;
+                Ok(zygote)
+            }
+            Some(Err(reason)) => Err(zygote.unusable(&reason)),
+            None => Err(zygote.unusable(&format!(
+                "it did not start within {} s (stub-timeout-seconds)",
+                timeout.as_secs()
+            ))),
+        }
+    }
+
+    /// The interpreter it runs.
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
+    /// Whether it still runs.
+    pub fn is_alive(&self) -> bool {
+        !self.shared.state.lock().unwrap().gone
+    }
+
+    /// Forks a process that serves an instance socket and two arenas of
+    /// `arena_size` bytes; returns its pid.
+    pub fn spawn(
+        &self,
+        fds: [BorrowedFd<'_>; 3],
+        arena_size: u64,
+        timeout: Duration,
+    ) -> Result<i32> {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"op": "spawn", "token": token, "arena_size": arena_size}).to_string();
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+        let mut ancillary = SendAncillaryBuffer::new(&mut space);
+        ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+        rustix::net::sendmsg(
+            self.control.as_fd(),
+            &[IoSlice::new(message.as_bytes())],
+            &mut ancillary,
+            SendFlags::NOSIGNAL,
+        )
+        .map_err(|e| Error::unavailable(format!("python backend: the zygote is gone ({e})")))?;
+        let pid = self.wait(timeout, |s| {
+            s.spawned
+                .remove(&token)
+                .map(Some)
+                .or(s.gone.then_some(None))
+        });
+        match pid {
+            Some(Some(pid)) => Ok(pid),
+            Some(None) => Err(Error::unavailable(
+                "python backend: the zygote process exited; it restarts with the next load",
+            )),
+            None => Err(Error::unavailable(format!(
+                "python backend: the zygote did not fork within {} s",
+                timeout.as_secs()
+            ))),
+        }
+    }
+
+    /// How the process `pid` ended, waiting up to `wait` for the news.
+    pub fn exit_reason(&self, pid: i32, wait: Duration) -> Option<ExitReason> {
+        self.wait(wait, |s| {
+            s.exits.remove(&pid).map(Some).or(s.gone.then_some(None))
+        })
+        .flatten()
+    }
+
+    fn wait<T>(
+        &self,
+        timeout: Duration,
+        mut found: impl FnMut(&mut State) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.state.lock().unwrap();
+        loop {
+            if let Some(value) = found(&mut state) {
+                return Some(value);
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            state = self.shared.changed.wait_timeout(state, left).unwrap().0;
+        }
+    }
+
+    fn unusable(&self, reason: &str) -> Error {
+        let reason = if reason.is_empty() {
+            let status = self.process.lock().unwrap().wait().ok();
+            format!(
+                "it exited ({})",
+                status.map(|s| s.to_string()).unwrap_or_default()
+            )
+        } else {
+            reason.to_string()
+        };
+        Error::unavailable(format!(
+            "python backend: {} cannot run Python models: {reason}. Point the model parameter \
+             EXECUTION_ENV_PATH or --backend-config=python,python-interpreter=PATH at a Python \
+             with numpy",
+            self.python.display()
+        ))
+    }
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        let mut process = self.process.lock().unwrap();
+        let _ = process.kill();
+        let _ = process.wait();
+    }
+}
+
+/// Reads the zygote's messages until its socket closes.
+fn read_control(control: &OwnedFd, shared: &Shared) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = match rustix::net::recv(control, &mut buffer[..], RecvFlags::empty()) {
+            Ok((n, _)) if n > 0 => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            _ => break,
+        };
+        let Ok(message) = serde_json::from_slice::<Value>(&buffer[..n]) else {
+            log::warn!("python backend: unreadable message from the zygote");
+            continue;
+        };
+        apply(&message, &mut shared.state.lock().unwrap());
+        shared.changed.notify_all();
+    }
+    shared.state.lock().unwrap().gone = true;
+    shared.changed.notify_all();
+}
+
+fn apply(message: &Value, state: &mut State) {
+    let int = |key: &str| message.get(key).and_then(Value::as_i64);
+    let text = |key: &str| message.get(key).and_then(Value::as_str).unwrap_or("");
+    match text("op") {
+        "ready" => {
+            state.ready = Some(Ok(format!(
+                "Python {} ({}), numpy {}",
+                text("python"),
+                text("executable"),
+                text("numpy")
+            )))
+        }
+        "failed" => state.ready = Some(Err(text("error").to_string())),
+        "spawned" => {
+            if let (Some(token), Some(pid)) = (int("token"), int("pid")) {
+                state.spawned.insert(token as u64, pid as i32);
+            }
+        }
+        "exited" => {
+            let reason = match (int("code"), int("signal")) {
+                (_, Some(signal)) => ExitReason::Signal(signal as i32),
+                (code, None) => ExitReason::Code(code.unwrap_or(-1) as i32),
+            };
+            if let Some(pid) = int("pid") {
+                state.exits.insert(pid as i32, reason);
+            }
+        }
+        other => log::warn!("python backend: unknown zygote message '{other}'"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_reasons_read_well() {
+        assert_eq!(ExitReason::Code(3).to_string(), "exit code 3");
+        assert_eq!(ExitReason::Signal(11).to_string(), "signal 11 (SIGSEGV)");
+        assert_eq!(
+            ExitReason::Signal(9).to_string(),
+            "signal 9 (SIGKILL; out of memory?)"
+        );
+    }
+
+    #[test]
+    fn control_messages_update_the_state() {
+        let mut state = State::default();
+        apply(&json!({"op": "spawned", "token": 4, "pid": 99}), &mut state);
+        apply(
+            &json!({"op": "exited", "pid": 99, "signal": 11}),
+            &mut state,
+        );
+        apply(&json!({"op": "exited", "pid": 98, "code": 0}), &mut state);
+        assert_eq!(state.spawned[&4], 99);
+        assert_eq!(state.exits[&99], ExitReason::Signal(11));
+        assert_eq!(state.exits[&98], ExitReason::Code(0));
+    }
+}
