@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates or updates the Python environment of the end-to-end tests: a venv at
-# .venv with tests/requirements.txt. Does nothing when .venv already matches
+# Creates or updates the Python environment of the Python backend (numpy; the
+# binary finds .venv/bin/python3 above itself) and of the end-to-end tests: a
+# venv at .venv with tests/requirements.txt. Does nothing when .venv already matches
 # the requirements (a stamp file holds their hash), so it is cheap to call.
 set -euo pipefail
 cd "$(dirname "$0")/.."

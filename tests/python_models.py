@@ -14,7 +14,7 @@ from pathlib import Path
 from models import ModelSpec, Tensor, write_model
 from servers import REPO_ROOT, TARGET, Server
 
-ADD_SUB_DIR = REPO_ROOT / "examples" / "python_repository" / "add_sub"
+ADD_SUB_DIR = REPO_ROOT / "examples" / "model_repository" / "add_sub"
 
 
 @dataclass
@@ -79,7 +79,7 @@ def serve(repo, models, flags=()):
 
 
 def add_sub(name="add_sub", count=1, dynamic_batching=True):
-    """examples/python_repository/add_sub, renamed and re-instanced as asked."""
+    """examples/model_repository/add_sub, renamed and re-instanced as asked."""
     text = (ADD_SUB_DIR / "config.pbtxt").read_text()
     text = "\n".join(
         line for line in text.splitlines() if not line.startswith(("name:", "backend:"))

@@ -215,6 +215,7 @@ class Server:
         except ProcessLookupError:
             pass
         self.proc.wait()
+        self._drainer.join(5)  # the last lines, written by the server's children too
 
     def __enter__(self):
         return self

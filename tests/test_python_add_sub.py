@@ -1,4 +1,4 @@
-"""The Python backend's add_sub (examples/python_repository/add_sub): HTTP
+"""The Python backend's add_sub (examples/model_repository/add_sub): HTTP
 JSON and binary, gRPC, a full batch of 8, two instances, and an echo of every
 numeric datatype through a Python model."""
 

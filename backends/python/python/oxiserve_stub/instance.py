@@ -276,11 +276,12 @@ class Instance:
         return P.frame(P.EXECUTE_DONE, tag, out)
 
     def returned_none(self, tag, requests):
-        """A default-mode model returned None: the requests answered through their sender
-        are done; the others (sender never used) fail. Triton 2.51 never answers them."""
+        """A default-mode model returned None: requests whose response sender the model took
+        are its to answer (now or later, e.g. from a thread); the others fail at once
+        (Triton 2.51 never answers them)."""
         text = ("Expected a list in the execute return, found type '%s'."
                 % type(None))
-        unused = [req for req in requests if not _sender_used(req)]
+        unused = [req for req in requests if not _sender_obtained(req)]
         if not unused:
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         if len(unused) == len(requests):
@@ -361,10 +362,10 @@ def batch_error_message(instance_name, text):
             % (instance_name, text))
 
 
-def _sender_used(req):
-    """Whether the request's response sender sent anything or was closed."""
-    s = req._sender
-    return s is not None and (s._sent > 0 or s._closed)
+def _sender_obtained(req):
+    """Whether the model took the request's response sender (it may answer through it
+    later, e.g. from a thread)."""
+    return req._sender is not None
 
 
 def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
@@ -377,10 +378,12 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
     except (OSError, ValueError) as e:
         sys.stderr.write("oxiserve python stub: bad spawn descriptors: %s\n" % e)
         die(P.MALFORMED_EXIT)
-    try:
-        sys.stdout.reconfigure(line_buffering=True)
-    except Exception:
-        pass
+    # print() output reaches the server's stdout line by line, as with Triton's stub.
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.reconfigure(line_buffering=True)
+        except Exception:
+            pass
     conn = Conn(sock, in_mm, out_mm, arena_size)
     _conn.CONN = conn
     mainq = queue.SimpleQueue()

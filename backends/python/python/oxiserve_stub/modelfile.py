@@ -1,9 +1,19 @@
 """Loading a model.py the way Triton's stub does (module `<version>.<stem>`)."""
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles model.py from its source every time, without __pycache__: a model.py edited
+    within the same second to a text of the same size (then reloaded) would otherwise run
+    the stale bytecode, as the .pyc check only compares whole-second mtimes and sizes."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
 
 
 def load_model_module(path):
@@ -21,7 +31,8 @@ def load_model_module(path):
             importlib.import_module(version)  # namespace package: relative imports work
     except Exception:
         name = stem
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=_SourceOnlyLoader(name, path))
     if spec is None:
         raise ImportError("cannot load the Python model file %s" % path)
     module = importlib.util.module_from_spec(spec)

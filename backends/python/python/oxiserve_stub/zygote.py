@@ -76,11 +76,21 @@ def _child(ctl, wake_r, wake_w, fds, arena_size, zygote_pid):
     except BaseException as e:  # noqa: BLE001
         try:
             sys.stderr.write("oxiserve python stub: %r\n" % (e,))
-            sys.stderr.flush()
         except Exception:
             pass
+        _flush_std()
         os._exit(70)
+    _flush_std()
     os._exit(0)
+
+
+def _flush_std():
+    """os._exit skips Python's own flushing: what the model printed must not be lost."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
 
 
 def _spawn(ctl, wake_r, wake_w, msg, fds):

@@ -334,6 +334,84 @@ def test_batch_error_decoupled_returns_list(stub, tmp_path):
     assert d["error"] == (1, msg)
 
 
+def test_returning_none_fails_requests_without_a_response(stub, tmp_path):
+    # default mode: a None return fails every request whose sender was not taken
+    assert _batch_error(stub, tmp_path, """
+        class TritonPythonModel:
+            def execute(self, requests):
+                return None
+    """) == "Expected a list in the execute return, found type '<class 'NoneType'>'."
+
+
+def test_returning_none_after_sends(stub, tmp_path):
+    f = write_model(tmp_path, """
+        import threading, time
+        import numpy as np
+        import triton_python_backend_utils as pb_utils
+        def out(v):
+            return pb_utils.InferenceResponse([pb_utils.Tensor("O", np.array([v], np.int8))])
+        def later(sender):
+            time.sleep(0.2)
+            sender.send(out(2), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        class TritonPythonModel:
+            def execute(self, requests):
+                requests[0].get_response_sender().send(
+                    out(1), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+                threading.Thread(target=later,
+                                 args=(requests[1].get_response_sender(),)).start()
+                return None
+    """)
+    assert stub.init(f) == (None, "")
+    stub.execute([{"rid": 1}, {"rid": 2}, {"rid": 3}], wait=False)
+    s1 = stub.expect(P.SEND)
+    assert (s1["tag"], s1["flags"]) == (1, 1) and s1["response"].err_code is None
+    s3 = stub.expect(P.SEND)  # rid 3: its sender was never taken
+    assert (s3["tag"], s3["flags"]) == (3, 1)
+    assert (s3["response"].err_code, s3["response"].err_msg) == (
+        1, "Failed to process the request(s) for model 'm_0_0', message: Expected a list in "
+           "the execute return, found type '<class 'NoneType'>'.")
+    d = stub.expect(P.EXECUTE_DONE)
+    assert d["error"] == (None, "") and d["responses"] == []
+    s2 = stub.expect(P.SEND)  # rid 2: answered later by the model's thread
+    assert (s2["tag"], s2["flags"]) == (2, 1) and s2["response"].err_code is None
+    assert stub.outputs(s2["response"])["O"].tolist() == [2]
+
+
+def test_import_errors_have_no_importlib_frames(zygote, tmp_path):
+    s = Stub(zygote)
+    f = write_model(tmp_path, "class TritonPythonModel(:\n    pass\n")
+    assert s.init(f) == (1, "SyntaxError: invalid syntax (model.py, line 1)")
+    s.close()
+    s = Stub(zygote)
+    f = write_model(tmp_path, """
+        raise ValueError("at import")
+        class TritonPythonModel:
+            pass
+    """, name="n")
+    path = str(tmp_path / "n" / "1" / "model.py")
+    assert s.init(f, name="n") == (1, "ValueError: at import\n\nAt:\n  %s(2): <module>\n"
+                                      % path)
+    s.close()
+
+
+def test_edited_model_ignores_stale_bytecode(zygote, tmp_path):
+    import py_compile
+    src = """
+        class TritonPythonModel:
+            def initialize(self, args):
+                raise ValueError("%s")
+    """
+    f = write_model(tmp_path, src % "v1")
+    py_compile.compile(f)  # a __pycache__ as an earlier import would leave
+    st = os.stat(f)
+    write_model(tmp_path, src % "v2")  # same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # and same mtime
+    s = Stub(zygote)
+    code, msg = s.init(f)
+    assert (code, msg.split("\n")[0]) == (1, "ValueError: v2")
+    s.close()
+
+
 def test_missing_execute_and_initialize_error(zygote, tmp_path):
     # Like Triton: no `execute` loads (initialize runs), then every batch fails.
     s = Stub(zygote)
@@ -555,7 +633,8 @@ class TritonPythonModel:
         vals = []
         for resp in it:
             if not resp.output_tensors():
-                continue  # the empty FINAL response
+                vals.append(-1)  # the empty FINAL response is yielded too
+                continue
             vals.append(int(resp.output_tensors()[0].as_numpy()[0]))
             if len(vals) == 2:
                 it.cancel()
@@ -584,7 +663,7 @@ def test_bls_decoupled_cancel_and_async(stub, tmp_path):
         block, w = stub.write_block([[("OUT", np.array([v], np.int32))]])
         stub.send(P.enc_bls_response(bb["tag"], True, (None, "", "", w[0]), block))
     d = stub.expect(P.EXECUTE_DONE)
-    assert stub.outputs(d["responses"][0])["V"].tolist() == [0, 1, 10, 20]
+    assert stub.outputs(d["responses"][0])["V"].tolist() == [0, 1, -1, 10, 20]
 
 
 def test_is_cancelled_round_trip(stub, tmp_path):

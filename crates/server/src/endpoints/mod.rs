@@ -56,6 +56,13 @@ pub fn serve(server: Server, options: &ServerOptions, metrics: Registry) -> Exit
 }
 
 async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> ExitCode {
+    let signals = match signal::ShutdownSignals::install() {
+        Ok(signals) => signals,
+        Err(e) => {
+            log::error!("error: creating server: cannot catch SIGINT/SIGTERM: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let (stop, stopped) = watch::channel(false);
     let shutdown = Shutdown(stopped);
     let mut services: Vec<Service> = Vec::new();
@@ -83,7 +90,7 @@ async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> Exit
     }
     let mut code = ExitCode::SUCCESS;
     tokio::select! {
-        () = signal::shutdown_signal() => {}
+        () = signals.received() => {}
         Some(ended) = running.join_next() => {
             log::error!("an endpoint stopped unexpectedly: {}", describe(ended));
             code = ExitCode::FAILURE;

@@ -1,0 +1,25 @@
+//! Shared-memory arenas between the server and one stub process
+//! (`docs/design/python-wire.md`, "Arenas").
+//!
+//! Each arena is a memfd mapped shared in both processes and allocated by its
+//! writer only: the server allocates in arena_in ([`InArena`]), the stub in
+//! arena_out (read here through [`Arena::view`]). A block is freed by its
+//! owner after the reader sends `Release` with its offset.
+
+mod allocator;
+mod in_arena;
+mod mapping;
+#[cfg(test)]
+mod tests;
+
+pub use allocator::Allocator;
+pub use in_arena::InArena;
+pub use mapping::{Arena, ReleaseHook};
+
+/// Alignment of every block size and offset.
+pub const ALIGN: u64 = 64;
+
+/// Rounds `n` up to a multiple of [`ALIGN`]; `None` on overflow.
+pub fn align_up(n: u64) -> Option<u64> {
+    Some(n.checked_add(ALIGN - 1)? & !(ALIGN - 1))
+}

@@ -1,0 +1,170 @@
+//! Sample messages and tensors shared by the protocol tests.
+
+use oxiserve_types::{DataType, Error};
+
+use super::{
+    BlsPayload, Correlation, ExecuteRequest, FromStub, LogLevel, NO_BLOCK, TensorDesc, ToStub,
+    WireRequest, WireResponse,
+};
+
+pub(super) fn tensor(name: &str, datatype: DataType, dims: &[i64], offset: u64) -> TensorDesc {
+    let nbytes = datatype.element_size().unwrap_or(1) as u64 * dims.iter().product::<i64>() as u64;
+    TensorDesc {
+        name: name.into(),
+        datatype,
+        dims: dims.to_vec(),
+        offset,
+        nbytes,
+    }
+}
+
+fn request() -> WireRequest {
+    WireRequest {
+        flags: 3,
+        correlation: Correlation::Str("seq-é".into()),
+        request_id: "req-1".into(),
+        parameters_json: r#"{"a":1}"#.into(),
+        timeout_us: 5_000,
+        inputs: vec![
+            tensor("INPUT0", DataType::Fp32, &[2, 3], 0),
+            tensor("TEXT", DataType::Bytes, &[1], 64),
+            tensor("EMPTY", DataType::Int64, &[0, 4], 128),
+        ],
+        outputs: vec!["OUT0".into(), "OUT1".into()],
+    }
+}
+
+fn response() -> WireResponse {
+    WireResponse {
+        error: None,
+        parameters_json: r#"{"p":"q"}"#.into(),
+        outputs: vec![tensor("OUT", DataType::Bf16, &[4], 4096)],
+    }
+}
+
+pub(super) fn to_stub_samples() -> Vec<ToStub> {
+    vec![
+        ToStub::Init {
+            args: vec![
+                ("model_config".into(), "{}".into()),
+                ("model_name".into(), "add_sub".into()),
+            ],
+            model_file: "/models/add_sub/1/model.py".into(),
+            decoupled: true,
+        },
+        ToStub::Execute {
+            batch_id: 7,
+            block: 1 << 20,
+            requests: vec![
+                ExecuteRequest {
+                    rid: 1,
+                    request: request(),
+                },
+                ExecuteRequest {
+                    rid: 2,
+                    request: WireRequest {
+                        correlation: Correlation::U64(99),
+                        parameters_json: "{}".into(),
+                        ..WireRequest::default()
+                    },
+                },
+            ],
+        },
+        ToStub::Execute {
+            batch_id: 0,
+            block: 0,
+            requests: vec![],
+        },
+        ToStub::Finalize,
+        ToStub::BlsResponse {
+            bls_id: 3,
+            is_final: true,
+            response: None,
+        },
+        ToStub::BlsResponse {
+            bls_id: 4,
+            is_final: false,
+            response: Some(BlsPayload {
+                block: 640,
+                response: response(),
+            }),
+        },
+        ToStub::BlsResponse {
+            bls_id: 5,
+            is_final: true,
+            response: Some(BlsPayload {
+                block: NO_BLOCK,
+                response: WireResponse {
+                    error: Some(Error::not_found("no model 'x'")),
+                    ..WireResponse::default()
+                },
+            }),
+        },
+        ToStub::Reply {
+            call_id: 9,
+            value: true,
+        },
+        ToStub::Release {
+            offsets: vec![0, 64, 1 << 40],
+        },
+        ToStub::AutoComplete {
+            model_file: "/m/model.py".into(),
+            config_json: r#"{"name":"m"}"#.into(),
+        },
+    ]
+}
+
+pub(super) fn from_stub_samples() -> Vec<FromStub> {
+    vec![
+        FromStub::InitDone { error: None },
+        FromStub::InitDone {
+            error: Some(Error::invalid_arg("bad config")),
+        },
+        FromStub::ExecuteDone {
+            batch_id: 11,
+            batch_error: None,
+            responses: vec![response(), WireResponse::default()],
+        },
+        FromStub::ExecuteDone {
+            batch_id: 12,
+            batch_error: Some(Error::internal("model raised")),
+            responses: vec![],
+        },
+        FromStub::Send {
+            rid: 5,
+            is_final: true,
+            response: None,
+        },
+        FromStub::Send {
+            rid: 6,
+            is_final: false,
+            response: Some(response()),
+        },
+        FromStub::Bls {
+            bls_id: 8,
+            decoupled: true,
+            model_name: "other".into(),
+            model_version: -1,
+            request: request(),
+        },
+        FromStub::BlsCancel { bls_id: 8 },
+        FromStub::IsCancelled {
+            call_id: 2,
+            rid: 77,
+        },
+        FromStub::Log {
+            level: LogLevel::Warning,
+            file: "model.py".into(),
+            line: 42,
+            message: "careful".into(),
+        },
+        FromStub::Release {
+            offsets: vec![128, 0],
+        },
+        FromStub::FinalizeDone { error: None },
+        FromStub::AutoCompleteDone {
+            error: None,
+            config_json: r#"{"max_batch_size":8}"#.into(),
+        },
+    ]
+}

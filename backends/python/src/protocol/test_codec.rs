@@ -1,0 +1,151 @@
+//! The other direction of each message, for round-trip tests only: the stub's
+//! encoding of [`FromStub`] and its decoding of [`ToStub`].
+
+use oxiserve_types::Result;
+
+use super::decode::Reader;
+use super::encode::Writer;
+use super::{
+    BlsPayload, ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len,
+};
+
+impl FromStub {
+    pub(super) fn encode(&self) -> Result<Vec<u8>> {
+        let (kind, tag) = match self {
+            FromStub::InitDone { .. } => (FromStubKind::InitDone, 0),
+            FromStub::ExecuteDone { batch_id, .. } => (FromStubKind::ExecuteDone, *batch_id),
+            FromStub::Send { rid, .. } => (FromStubKind::Send, *rid),
+            FromStub::Bls { bls_id, .. } => (FromStubKind::Bls, *bls_id),
+            FromStub::BlsCancel { bls_id } => (FromStubKind::BlsCancel, *bls_id),
+            FromStub::IsCancelled { call_id, .. } => (FromStubKind::IsCancelled, *call_id),
+            FromStub::Log { .. } => (FromStubKind::Log, 0),
+            FromStub::Release { .. } => (FromStubKind::Release, 0),
+            FromStub::FinalizeDone { .. } => (FromStubKind::FinalizeDone, 0),
+            FromStub::AutoCompleteDone { .. } => (FromStubKind::AutoCompleteDone, 0),
+        };
+        let mut out = Vec::new();
+        let mut w = Writer::frame(&mut out, kind as u32, tag);
+        match self {
+            FromStub::InitDone { error } | FromStub::FinalizeDone { error } => w.error(error),
+            FromStub::ExecuteDone {
+                batch_error,
+                responses,
+                ..
+            } => {
+                w.error(batch_error);
+                w.count32(responses.len(), "responses");
+                for r in responses {
+                    w.response(r);
+                }
+            }
+            FromStub::Send {
+                is_final, response, ..
+            } => {
+                w.u32(if *is_final { SEND_FINAL } else { 0 });
+                w.bool(response.is_some());
+                if let Some(r) = response {
+                    w.response(r);
+                }
+            }
+            FromStub::Bls {
+                decoupled,
+                model_name,
+                model_version,
+                request,
+                ..
+            } => {
+                w.bool(*decoupled);
+                w.str(model_name);
+                w.i64(*model_version);
+                w.request(request);
+            }
+            FromStub::BlsCancel { .. } => {}
+            FromStub::IsCancelled { rid, .. } => w.u64(*rid),
+            FromStub::Log {
+                level,
+                file,
+                line,
+                message,
+            } => {
+                w.u8(*level as u8);
+                w.str(file);
+                w.u32(*line);
+                w.str(message);
+            }
+            FromStub::Release { offsets } => w.offsets(offsets),
+            FromStub::AutoCompleteDone { error, config_json } => {
+                w.error(error);
+                w.str(config_json);
+            }
+        }
+        w.finish()?;
+        Ok(out)
+    }
+}
+
+impl ToStub {
+    /// Decodes a whole frame (length prefix included).
+    pub(super) fn decode(frame: &[u8]) -> Result<ToStub> {
+        let len = frame_len(frame[..4].try_into().unwrap())?;
+        assert_eq!(len, frame.len() - 4, "length prefix");
+        let mut r = Reader::new(&frame[4..]);
+        let kind = ToStubKind::from_code(r.u32()?).expect("kind");
+        let tag = r.u64()?;
+        let msg = match kind {
+            ToStubKind::Init => {
+                let n = r.u16()? as usize;
+                let args = r.list(n, |r| Ok((r.str()?, r.str()?)))?;
+                ToStub::Init {
+                    args,
+                    model_file: r.str()?,
+                    decoupled: r.bool()?,
+                }
+            }
+            ToStubKind::Execute => {
+                let block = r.u64()?;
+                let n = r.u32()? as usize;
+                let requests = r.list(n, |r| {
+                    Ok(ExecuteRequest {
+                        rid: r.u64()?,
+                        request: r.request()?,
+                    })
+                })?;
+                ToStub::Execute {
+                    batch_id: tag,
+                    block,
+                    requests,
+                }
+            }
+            ToStubKind::Finalize => ToStub::Finalize,
+            ToStubKind::BlsResponse => {
+                let is_final = r.bool()?;
+                let response = if r.bool()? {
+                    Some(BlsPayload {
+                        block: r.u64()?,
+                        response: r.response()?,
+                    })
+                } else {
+                    None
+                };
+                ToStub::BlsResponse {
+                    bls_id: tag,
+                    is_final,
+                    response,
+                }
+            }
+            ToStubKind::Reply => ToStub::Reply {
+                call_id: tag,
+                value: r.bool()?,
+            },
+            ToStubKind::Release => ToStub::Release {
+                offsets: r.offsets()?,
+            },
+            ToStubKind::AutoComplete => ToStub::AutoComplete {
+                model_file: r.str()?,
+                config_json: r.str()?,
+            },
+        };
+        r.finish()?;
+        Ok(msg)
+    }
+}
