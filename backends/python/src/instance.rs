@@ -33,6 +33,8 @@ pub(crate) struct PythonInstance {
     crashes: VecDeque<Instant>,
     next_batch: u64,
     next_rid: u64,
+    /// Batches sent to the process and not finished yet, oldest first.
+    executing: VecDeque<u64>,
 }
 
 impl PythonInstance {
@@ -46,6 +48,7 @@ impl PythonInstance {
             crashes: VecDeque::new(),
             next_batch: 1,
             next_rid: 1,
+            executing: VecDeque::new(),
         })
     }
 
@@ -80,6 +83,7 @@ impl PythonInstance {
 
     /// Forgets a process that died (its pump already failed its requests).
     fn crashed(&mut self) {
+        self.executing.clear();
         if let Some(process) = self.process.take() {
             process.kill();
             self.crashes.push_back(Instant::now());
@@ -120,31 +124,49 @@ impl PythonInstance {
                 inflight.requests.insert(
                     rid,
                     OpenRequest {
+                        rid,
                         sink: r.sink,
                         outputs: r.requested_outputs,
                     },
                 );
             }
             inflight.batches.insert(batch_id, rids);
+            timing.start_compute();
+            // Statistics count the batch until the stub says it is done.
+            inflight.ends.insert(batch_id, timing.defer());
         }
         let sent = process.connection.send(&ToStub::Execute {
             batch_id,
             block: block.offset,
             requests: wire,
         });
-        timing.start_compute();
-        let done = match sent {
-            Ok(()) => process.wait_for(Duration::MAX, |e| match e {
-                Event::Executed(id) if id == batch_id => Some(()),
-                _ => None,
-            }),
-            Err(e) => Err(e.message),
-        };
-        timing.end_compute();
-        if done.is_err() {
+        if sent.is_err() {
+            // The pump fails the batch's requests when it sees the death.
             self.crashed();
+            return Ok(());
         }
+        self.executing.push_back(batch_id);
+        self.wait_below(self.model.pipeline_depth);
         Ok(())
+    }
+
+    /// Waits until fewer than `depth` batches are executing in the process.
+    fn wait_below(&mut self, depth: usize) {
+        while self.executing.len() >= depth {
+            let Some(process) = self.process.as_ref() else {
+                return;
+            };
+            match process.wait_for(Duration::MAX, |e| match e {
+                Event::Executed(id) => Some(id),
+                _ => None,
+            }) {
+                Ok(id) => self.executing.retain(|b| *b != id),
+                Err(_) => {
+                    self.crashed();
+                    return;
+                }
+            }
+        }
     }
 }
 

@@ -10,7 +10,10 @@ use oxiserve_backend::{
     AutoCompleteContext, Backend, InstanceContext, Model, ModelContext, ModelHost, ModelInstance,
 };
 use oxiserve_config::{from_json, to_json};
-use oxiserve_proto::ModelConfig;
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{ModelQueuePolicy, model_config::SchedulingChoice},
+};
 use oxiserve_types::{Error, Result};
 
 use crate::{
@@ -121,6 +124,7 @@ impl Backend for PythonBackend {
                 .as_ref()
                 .is_some_and(|p| p.decoupled),
             host: model.host.clone(),
+            pipeline_depth: pipeline_depth(&model.config),
         }))))
     }
 
@@ -168,6 +172,27 @@ pub(crate) struct PythonModel {
     pub args: Vec<(String, String)>,
     pub decoupled: bool,
     pub host: Arc<dyn ModelHost>,
+    /// Batches a process holds at once (see [`pipeline_depth`]).
+    pub pipeline_depth: usize,
+}
+
+/// How many batches an instance's process may hold at once. With two, the
+/// next batch already waits in the stub's socket while it computes one, so
+/// it never idles between batches. But a batch sent early has left the
+/// scheduler's queue: where queue timeouts or priorities decide what runs
+/// next, batches go one at a time, as in Triton.
+fn pipeline_depth(config: &ModelConfig) -> usize {
+    let timed = |p: &ModelQueuePolicy| p.default_timeout_microseconds > 0;
+    match &config.scheduling_choice {
+        None => 2,
+        Some(SchedulingChoice::DynamicBatching(batching)) => {
+            let ordered = batching.priority_levels > 1
+                || batching.default_queue_policy.as_ref().is_some_and(timed)
+                || batching.priority_queue_policy.values().any(timed);
+            if ordered { 1 } else { 2 }
+        }
+        Some(_) => 1,
+    }
 }
 
 struct ModelHandle(Arc<PythonModel>);
@@ -175,5 +200,41 @@ struct ModelHandle(Arc<PythonModel>);
 impl Model for ModelHandle {
     fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>> {
         Ok(Box::new(PythonInstance::create(self.0.clone(), instance)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiserve_proto::inference::ModelDynamicBatching;
+
+    use super::*;
+
+    fn batching(b: ModelDynamicBatching) -> ModelConfig {
+        ModelConfig {
+            scheduling_choice: Some(SchedulingChoice::DynamicBatching(b)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn batches_are_pipelined_unless_the_queue_decides_the_order() {
+        assert_eq!(pipeline_depth(&ModelConfig::default()), 2);
+        assert_eq!(
+            pipeline_depth(&batching(ModelDynamicBatching::default())),
+            2
+        );
+        let prioritized = ModelDynamicBatching {
+            priority_levels: 2,
+            ..Default::default()
+        };
+        assert_eq!(pipeline_depth(&batching(prioritized)), 1);
+        let timed = ModelDynamicBatching {
+            default_queue_policy: Some(ModelQueuePolicy {
+                default_timeout_microseconds: 1000,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(pipeline_depth(&batching(timed)), 1);
     }
 }

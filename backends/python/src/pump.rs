@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use oxiserve_backend::{BackendResponse, CancelFlag, ModelHost, ResponseSink};
+use oxiserve_backend::{BackendResponse, BatchEnd, CancelFlag, ModelHost, ResponseSink};
 use oxiserve_types::{Error, Result};
 
 use crate::{
@@ -28,6 +28,7 @@ use crate::{
 
 /// A request the stub has not finished yet.
 pub(crate) struct OpenRequest {
+    pub rid: u64,
     pub sink: ResponseSink,
     /// The outputs to return; others the model produces are dropped.
     pub outputs: Vec<String>,
@@ -41,6 +42,8 @@ pub(crate) struct InFlight {
     pub batches: HashMap<u64, Vec<u64>>,
     /// Open BLS calls and their cancel flags.
     pub bls: HashMap<u64, CancelFlag>,
+    /// When each executing batch ends, for its statistics.
+    pub ends: HashMap<u64, BatchEnd>,
 }
 
 /// What the pump tells the instance thread.
@@ -98,8 +101,10 @@ impl Pump {
                 batch_error,
                 responses,
             } => {
-                self.batch_done(batch_id, batch_error, responses, release);
+                // The instance may send its next batch while these responses go out.
+                let open = self.take_batch(batch_id);
                 self.tell(Event::Executed(batch_id));
+                self.batch_done(open, batch_error, responses, release);
             }
             FromStub::Send {
                 rid,
@@ -156,30 +161,43 @@ impl Pump {
         }
     }
 
+    /// The still open requests of batch `batch_id`, in batch order.
+    fn take_batch(&self, batch_id: u64) -> Vec<Option<OpenRequest>> {
+        let mut inflight = self.inflight.lock().unwrap();
+        if let Some(end) = inflight.ends.remove(&batch_id) {
+            end.ended();
+        }
+        let rids = inflight.batches.remove(&batch_id).unwrap_or_default();
+        rids.iter()
+            .map(|rid| inflight.requests.remove(rid))
+            .collect()
+    }
+
     fn batch_done(
         &self,
-        batch_id: u64,
+        open: Vec<Option<OpenRequest>>,
         batch_error: Option<Error>,
         responses: Vec<WireResponse>,
         release: &ReleaseHook,
     ) {
-        let mut inflight = self.inflight.lock().unwrap();
-        let rids = inflight.batches.remove(&batch_id).unwrap_or_default();
         if let Some(error) = batch_error {
-            for rid in &rids {
-                if let Some(open) = inflight.requests.remove(rid) {
-                    open.sink.respond(Err(error.clone()));
-                }
+            for request in open.into_iter().flatten() {
+                request.sink.respond(Err(error.clone()));
             }
             return;
         }
         if responses.is_empty() {
-            return; // decoupled, or answered through response senders
+            // Decoupled, or answered through response senders: still open.
+            let mut inflight = self.inflight.lock().unwrap();
+            for request in open.into_iter().flatten() {
+                inflight.requests.insert(request.rid, request);
+            }
+            return;
         }
-        for (rid, response) in rids.iter().zip(responses) {
-            if let Some(open) = inflight.requests.remove(rid) {
-                let response = self.response(response, &open.outputs, release);
-                open.sink.respond(response);
+        for (request, response) in open.into_iter().zip(responses) {
+            if let Some(request) = request {
+                let response = self.response(response, &request.outputs, release);
+                request.sink.respond(response);
             }
         }
     }

@@ -20,4 +20,4 @@ pub use contract::{
 pub use host::{EventCallback, ModelHost, NoHost, StreamEvent};
 pub use request::BackendRequest;
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
-pub use timing::ComputeTiming;
+pub use timing::{BatchEnd, ComputeTiming};

@@ -20,6 +20,10 @@ use cli::Command;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // mimalloc asks for transparent huge pages for its arenas: a few small
+    // allocations per thread then fill whole 2 MiB pages (50 MB with 24
+    // Python models). Not for this process and the ones it starts.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     match cli::parse_args(std::env::args_os()) {
         Ok(Command::Serve(options)) => serve::run(&options),
         Ok(Command::Validate { repositories }) => validate::run(&repositories),

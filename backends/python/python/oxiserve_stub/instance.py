@@ -259,10 +259,12 @@ class Instance:
                 raise _BatchError(
                     "Expected an 'InferenceResponse' object in the execute function return "
                     "list, found type '%s'." % type(resp))
-            try:
-                req.get_response_sender()._update(resp, FINAL)
-            except TritonModelException as e:
-                raise _BatchError(str(e))
+            sender = req._sender
+            if sender is not None:  # without one, nothing was sent: nothing to check
+                try:
+                    sender._update(resp, FINAL)
+                except TritonModelException as e:
+                    raise _BatchError(str(e))
         if any_none:
             # Some requests were answered through their sender: send the others as
             # Send frames too, so ExecuteDone carries n = 0.

@@ -91,7 +91,12 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
     }
 }
 
-fn execute(instance: &mut dyn ModelInstance, batch: Vec<Job>, stats: &StatsCollector, label: &str) {
+fn execute(
+    instance: &mut dyn ModelInstance,
+    batch: Vec<Job>,
+    stats: &Arc<StatsCollector>,
+    label: &str,
+) {
     let exec_start = Instant::now();
     let mut requests = Vec::with_capacity(batch.len());
     let mut records = Vec::with_capacity(batch.len());
@@ -113,24 +118,28 @@ fn execute(instance: &mut dyn ModelInstance, batch: Vec<Job>, stats: &StatsColle
     }
     let mut timing = ComputeTiming::default();
     let outcome = catch_unwind(AssertUnwindSafe(|| instance.execute(requests, &mut timing)));
-    let exec_end = Instant::now();
     if outcome.is_err() {
         log::error!("{label}: the model panicked while executing; its requests got errors");
     }
-    let compute_start = timing.compute_start().unwrap_or(exec_start).max(exec_start);
-    let compute_end = timing
-        .compute_end()
-        .unwrap_or(exec_end)
-        .clamp(compute_start, exec_end);
-    let mut times = ExecutionTimes {
-        queue: Default::default(),
-        compute_input: compute_start - exec_start,
-        compute_infer: compute_end - compute_start,
-        compute_output: exec_end - compute_end,
-    };
-    stats.record_execution(batch_size, &times);
-    for (record, enqueued) in records {
-        times.queue = exec_start.saturating_duration_since(enqueued);
-        record.executed(times);
-    }
+    let compute_start = timing.compute_start();
+    let compute_end = timing.compute_end();
+    let stats = stats.clone();
+    // A pipelining instance's batch ends after `execute` returned.
+    timing.on_end(move |exec_end| {
+        let compute_start = compute_start.unwrap_or(exec_start).max(exec_start);
+        let compute_end = compute_end
+            .unwrap_or(exec_end)
+            .clamp(compute_start, exec_end);
+        let mut times = ExecutionTimes {
+            queue: Default::default(),
+            compute_input: compute_start - exec_start,
+            compute_infer: compute_end - compute_start,
+            compute_output: exec_end - compute_end,
+        };
+        stats.record_execution(batch_size, &times);
+        for (record, enqueued) in records {
+            times.queue = exec_start.saturating_duration_since(enqueued);
+            record.executed(times);
+        }
+    });
 }
