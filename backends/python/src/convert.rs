@@ -60,18 +60,7 @@ pub(crate) fn wire_request(
         parameters_json: parameters_json(&request.parameters, RESERVED)
             .unwrap_or_else(|| "{}".into()),
         timeout_us,
-        inputs: request
-            .inputs
-            .iter()
-            .zip(offsets)
-            .map(|(t, &offset)| TensorDesc {
-                name: t.name.clone(),
-                datatype: t.datatype,
-                dims: t.shape.clone(),
-                offset,
-                nbytes: t.data.len() as u64,
-            })
-            .collect(),
+        inputs: descriptors(&request.inputs, offsets),
         outputs: outputs.to_vec(),
     }
 }
@@ -200,18 +189,23 @@ pub(crate) fn wire_response(
     WireResponse {
         error: None,
         parameters_json: parameters_json(parameters, &[]).unwrap_or_default(),
-        outputs: outputs
-            .iter()
-            .zip(offsets)
-            .map(|(t, &offset)| TensorDesc {
-                name: t.name.clone(),
-                datatype: t.datatype,
-                dims: t.shape.clone(),
-                offset,
-                nbytes: t.data.len() as u64,
-            })
-            .collect(),
+        outputs: descriptors(outputs, offsets),
     }
+}
+
+/// The descriptors of `tensors` written at `offsets` of arena_in.
+fn descriptors(tensors: &[Tensor], offsets: &[u64]) -> Vec<TensorDesc> {
+    tensors
+        .iter()
+        .zip(offsets)
+        .map(|(t, &offset)| TensorDesc {
+            name: t.name.clone(),
+            datatype: t.datatype,
+            dims: t.shape.clone(),
+            offset,
+            nbytes: t.data.len() as u64,
+        })
+        .collect()
 }
 
 #[cfg(test)]
