@@ -125,7 +125,6 @@ median() { # TARGET CONNS COLUMN -> median over runs, or empty
     awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 total() { awk -F'\t' -v t="$1" -v c="$2" '$1 == t && $2 == c { n += $8 + $9 } END { print n + 0 }' "$WORK/runs.tsv"; }
-ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "–"; }
 goal() { # LABEL VALUE LIMIT OP(ge|le)
   [ "$2" != "–" ] || { echo "- $1: not measured"; return; }
   awk -v v="$2" -v l="$3" -v op="$4" -v label="$1" 'BEGIN { ok = op == "ge" ? v >= l : v <= l

@@ -302,7 +302,6 @@ median() { # TARGET VARIANT CONNS COLUMN -> median over runs, or empty
     awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 total() { awk -F'\t' -v t="$1" -v v="$2" -v c="$3" '$1 == t && $2 == v && $3 == c { n += $9 + $10 } END { print n + 0 }' "$WORK/runs.tsv"; }
-ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "–"; }
 goal() { # LABEL VALUE LIMIT LIMIT_TEXT OP(ge|le)
   [ "$2" != "–" ] || { echo "- $1: not measured"; return; }
   awk -v v="$2" -v l="$3" -v lt="$4" -v op="$5" -v label="$1" 'BEGIN { ok = op == "ge" ? v >= l : v <= l
@@ -316,11 +315,6 @@ lo=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | head -n 1)
 hi=$max_conns
 complete=yes
 for t in $ALL_TARGETS; do for v in $ALL_VARIANTS; do [[ ${STATUS[$t/$v]:-} == ok* ]] || complete=no; done; done
-pyver() { [ -x "$1" ] && "$1" -c 'import sys; v = sys.version.split()[0]
-try:
-    import numpy; n = numpy.__version__
-except Exception: n = "none"
-print(f"Python {v}, numpy {n}")' 2>/dev/null || echo "?"; }
 repo_path() { sed "s|$WORK/repo-oxiserve|\$REPO_OXISERVE|; s|$WORK/repo-triton|\$REPO_TRITON|"; }
 
 mkdir -p "$(dirname "$RESULTS")"

@@ -294,7 +294,6 @@ median() { # TARGET COLUMN -> median over runs, or empty
     $1 == t { print $col[k] + 0 }' "$WORK/runs.tsv" | sort -g |
     awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
-ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "–"; }
 mb() { [ -n "$1" ] && awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }' || echo "–"; }
 secs() { [ -n "$1" ] && awk -v m="$1" 'BEGIN { printf "%.2f", m / 1000 }' || echo "–"; }
 goal() { # LABEL VALUE LIMIT LIMIT_TEXT
@@ -306,11 +305,6 @@ declare -A READY=() PSS=()
 for t in $ALL_TARGETS; do READY[$t]=$(median "$t" ready_ms); PSS[$t]=$(median "$t" pss_kb); done
 complete=yes
 for t in $ALL_TARGETS; do [ "${STATUS[$t]:-}" = ok ] || complete=no; done
-pyver() { [ -x "$1" ] && "$1" -c 'import sys; v = sys.version.split()[0]
-try:
-    import numpy; n = numpy.__version__
-except Exception: n = "none"
-print(f"Python {v}, numpy {n}")' 2>/dev/null || echo "?"; }
 repo_path() { sed "s|$WORK/repo-oxiserve|\$REPO_OXISERVE|; s|$WORK/repo-triton|\$REPO_TRITON|"; }
 
 mkdir -p "$(dirname "$RESULTS")"

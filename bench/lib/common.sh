@@ -47,3 +47,15 @@ server_log_tail() { # LOG
   [ -n "$e" ] || e=$(grep -v '^[|+]' "$1" | grep -v '^ *$' | tail -n 4)
   cut -c1-300 <<<"$e" | tr '\n' ' '
 }
+
+ratio() { # A B: A/B with two decimals, or – when either is missing
+  [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "–"
+}
+
+pyver() { # PYTHON: "Python X.Y.Z, numpy N" of an interpreter, or ?
+  [ -x "$1" ] && "$1" -c 'import sys; v = sys.version.split()[0]
+try:
+    import numpy; n = numpy.__version__
+except Exception: n = "none"
+print(f"Python {v}, numpy {n}")' 2>/dev/null || echo "?"
+}
