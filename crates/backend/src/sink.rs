@@ -78,6 +78,12 @@ impl ResponseSink {
         }
     }
 
+    /// The request's cancel flag, for work the request hands on (an
+    /// ensemble's steps).
+    pub fn cancel_flag(&self) -> CancelFlag {
+        self.cancel.clone()
+    }
+
     /// Sends a response (or error); `is_final` closes the sink. Sends after the
     /// final one are refused with an error.
     pub fn send(&mut self, response: Result<BackendResponse>, is_final: bool) -> Result<()> {

@@ -7,7 +7,8 @@ use std::{
 };
 
 use oxiserve_backend::{
-    Backend, BackendRequest, CancelFlag, InstanceContext, InstanceKind, ModelContext, ResponseSink,
+    Backend, BackendRequest, CancelFlag, EventCallback, InstanceContext, InstanceKind,
+    ModelContext, ResponseSink,
 };
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
 use oxiserve_types::{InferRequest, Result};
@@ -17,9 +18,9 @@ use crate::{
         EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
         validate::validate,
     },
-    scheduler::{InstanceRunner, Job, RunnerSpec, Scheduler},
+    scheduler::{EnsembleScheduler, InstanceRunner, Job, RunnerSpec, Scheduler, StepHost},
     shared_memory::OutputRegion,
-    stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector},
+    stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector, StepTimes},
 };
 
 /// A model version that is ready to serve.
@@ -75,6 +76,28 @@ impl LoadedModel {
             outputs,
             scheduler,
             runners: Mutex::new(runners),
+            load_duration: started.elapsed(),
+        })
+    }
+
+    /// Loads an ensemble: no backend and no instances; its steps run on
+    /// the models `host` finds.
+    pub(crate) fn ensemble(
+        context: ModelContext,
+        host: Arc<dyn StepHost>,
+        histograms: bool,
+    ) -> Result<Self> {
+        let started = Instant::now();
+        let stats = Arc::new(StatsCollector::new(histograms));
+        let scheduler = EnsembleScheduler::new(&context.config, host, stats.clone());
+        Ok(Self {
+            name: context.name.as_str().into(),
+            version: context.version,
+            outputs: Arc::new(OutputInfo::load(&context)?),
+            config: context.config,
+            stats,
+            scheduler: Scheduler::Ensemble(scheduler),
+            runners: Mutex::new(Vec::new()),
             load_duration: started.elapsed(),
         })
     }
@@ -152,6 +175,31 @@ impl LoadedModel {
         out: EventOut,
     ) -> Result<()> {
         let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
+        self.submit_recorded(request, record, output_regions, cancel, out)
+    }
+
+    /// Validates and queues `request` as a step of an ensemble request:
+    /// its execution times also add up in `times`.
+    pub(crate) fn submit_step(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+        times: Arc<StepTimes>,
+    ) -> Result<()> {
+        let record = RequestRecord::for_step(self.stats.clone(), Instant::now(), times);
+        let out = EventOut::Callback(on_event);
+        self.submit_recorded(request, Arc::new(record), Vec::new(), cancel, out)
+    }
+
+    fn submit_recorded(
+        &self,
+        request: InferRequest,
+        record: Arc<RequestRecord>,
+        output_regions: Vec<OutputRegion>,
+        cancel: CancelFlag,
+        out: EventOut,
+    ) -> Result<()> {
         let classifications: Vec<(String, u32)> = request
             .outputs
             .iter()

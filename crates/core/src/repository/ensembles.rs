@@ -7,11 +7,30 @@ use oxiserve_config::{
 
 use super::ScannedModel;
 
-/// Checks every successfully read ensemble in `models` against the others.
-/// `all_names` are all model names in the repositories.
-pub(super) fn check_ensembles(models: &mut [ScannedModel], all_names: &[&str]) {
+/// The member names of the ensembles in `models`, sorted, once each.
+pub(super) fn ensemble_members(models: &[ScannedModel]) -> Vec<String> {
+    let mut names: Vec<String> = models
+        .iter()
+        .filter_map(|m| m.outcome.as_ref().ok())
+        .filter(|spec| spec.config.platform == ENSEMBLE_PLATFORM)
+        .flat_map(|spec| ensemble_steps(&spec.config).map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Checks every successfully read ensemble in `models` against the others
+/// and `unread` (members read only for this check). `all_names` are all
+/// model names in the repositories.
+pub(super) fn check_ensembles(
+    models: &mut [ScannedModel],
+    unread: &[ScannedModel],
+    all_names: &[&str],
+) {
     let snapshot: Vec<(String, Result<ModelConfig, ()>)> = models
         .iter()
+        .chain(unread)
         .map(|m| {
             (
                 m.name.clone(),

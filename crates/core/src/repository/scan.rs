@@ -10,7 +10,11 @@ use oxiserve_config::ConfigError;
 
 use crate::BackendRegistry;
 
-use super::{ModelDir, ModelSpec, ensembles::check_ensembles, read_model};
+use super::{
+    ModelDir, ModelSpec,
+    ensembles::{check_ensembles, ensemble_members},
+    read_model,
+};
 
 /// How to read the repositories.
 #[derive(Debug, Clone, Default)]
@@ -96,8 +100,23 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
             });
         }
     }
+    // Members an ensemble was read without (explicit mode) are read to check it.
+    let unread: Vec<ScannedModel> = ensemble_members(&result.models)
+        .into_iter()
+        .filter(|name| !result.models.iter().any(|m| m.name == *name))
+        .filter_map(|name| {
+            let (name, dirs) = found.get_key_value(name.as_str())?;
+            let [dir] = dirs.as_slice() else { return None };
+            Some(ScannedModel {
+                name: name.clone(),
+                path: Some(dir.path.clone()),
+                outcome: read_model(dir, options),
+            })
+        })
+        .collect();
     check_ensembles(
         &mut result.models,
+        &unread,
         &found.keys().map(String::as_str).collect::<Vec<_>>(),
     );
     result.models.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1,10 +1,12 @@
 //! Schedulers: how queued requests become batches for the model's instances.
 //! The default scheduler sends each request to the next free instance,
 //! alone; the dynamic batcher forms batches. Both hand instances their work
-//! as [`BatchSource`]s.
+//! as [`BatchSource`]s. An ensemble's scheduler sends each request through
+//! its steps' models instead.
 
 mod default;
 mod dynamic;
+mod ensemble;
 mod runner;
 
 use std::{sync::Arc, time::Instant};
@@ -16,6 +18,7 @@ use oxiserve_types::Result;
 use crate::stats::RequestRecord;
 pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
+pub(crate) use ensemble::{EnsembleScheduler, StepHost};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
 
 /// The scheduler a model's configuration asks for.
@@ -23,6 +26,7 @@ pub(crate) use runner::{InstanceRunner, RunnerSpec};
 pub(crate) enum Scheduler {
     Default(DefaultScheduler),
     Dynamic(DynamicBatcher),
+    Ensemble(EnsembleScheduler),
 }
 
 impl Scheduler {
@@ -40,7 +44,7 @@ impl Scheduler {
     /// [`DynamicBatcher::wrap_target`]).
     pub fn wrap_target(&self, target: Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget> {
         match self {
-            Self::Default(_) => target,
+            Self::Default(_) | Self::Ensemble(_) => target,
             Self::Dynamic(d) => d.wrap_target(target),
         }
     }
@@ -50,6 +54,7 @@ impl Scheduler {
         match self {
             Self::Default(d) => d.enqueue(job),
             Self::Dynamic(d) => d.enqueue(job),
+            Self::Ensemble(e) => e.enqueue(job),
         }
     }
 
@@ -58,6 +63,8 @@ impl Scheduler {
         match self {
             Self::Default(d) => d.pending(),
             Self::Dynamic(d) => d.pending(),
+            // Its requests wait in their steps' models.
+            Self::Ensemble(_) => 0,
         }
     }
 
@@ -66,6 +73,7 @@ impl Scheduler {
         match self {
             Self::Default(d) => d.stop(),
             Self::Dynamic(d) => d.stop(),
+            Self::Ensemble(e) => e.stop(),
         }
     }
 
@@ -74,6 +82,7 @@ impl Scheduler {
         match self {
             Self::Default(d) => d.source(),
             Self::Dynamic(d) => d.source(),
+            Self::Ensemble(e) => e.source(),
         }
     }
 }

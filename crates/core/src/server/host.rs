@@ -9,7 +9,7 @@ use oxiserve_backend::{CancelFlag, EventCallback, ModelHost};
 use oxiserve_types::{Error, InferRequest, Result};
 
 use super::{Inner, Server};
-use crate::{LoadedModel, infer::EventOut};
+use crate::{LoadedModel, infer::EventOut, scheduler::StepHost, stats::StepTimes};
 
 /// Runs a backend's requests on this server's models. Holds the server
 /// weakly: models live inside it.
@@ -53,5 +53,18 @@ impl ModelHost for ServerHost {
             cancel,
             EventOut::Callback(on_event),
         )
+    }
+}
+
+impl StepHost for ServerHost {
+    fn submit_step(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+        times: Arc<StepTimes>,
+    ) -> Result<()> {
+        let model = self.model(&request.model_name, request.model_version)?;
+        model.submit_step(request, cancel, on_event, times)
     }
 }

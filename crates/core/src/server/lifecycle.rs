@@ -7,7 +7,7 @@ use oxiserve_backend::ModelContext;
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_types::{Error, Result};
 
-use super::{ModelControlMode, Server, host::ServerHost};
+use super::{ModelControlMode, Server, host::ServerHost, members};
 use crate::{
     model::{LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
     repository::{ModelSpec, ScanOptions, ScannedModel, scan},
@@ -41,7 +41,7 @@ impl Server {
             ModelControlMode::None | ModelControlMode::Poll => None,
         };
         let scan = scan(&config.repositories, &self.scan_options(only));
-        for model in scan.models {
+        for model in members::load_order(self.with_members(scan.models)) {
             self.install(model);
         }
         scan.repository_errors
@@ -64,7 +64,16 @@ impl Server {
                 "failed to load '{name}', failed to poll from model repository"
             )));
         };
-        let entry = self.install(model);
+        // An ensemble's members load with it, first.
+        let mut entry = None;
+        for model in members::load_order(self.with_members(vec![model])) {
+            let asked = model.name == name;
+            let loaded = self.install(model);
+            if asked {
+                entry = Some(loaded);
+            }
+        }
+        let entry = entry.expect("the model asked for is in the load order");
         if let Some(failure) = entry.failure {
             return Err(Error::invalid_arg(format!(
                 "load failed for model '{name}': {failure}"
@@ -124,7 +133,7 @@ impl Server {
         index
     }
 
-    fn scan_options(&self, only: Option<Vec<String>>) -> ScanOptions {
+    pub(super) fn scan_options(&self, only: Option<Vec<String>>) -> ScanOptions {
         ScanOptions {
             auto_complete: self.config().auto_complete,
             gpus: self.config().gpus.clone(),
@@ -247,10 +256,9 @@ impl Server {
     fn load_version(&self, context: ModelContext) -> Result<LoadedModel> {
         let config = &context.config;
         if config.platform == ENSEMBLE_PLATFORM {
-            return Err(Error::new(
-                oxiserve_types::ErrorKind::Unsupported,
-                "ensemble scheduling is not available in this build yet",
-            ));
+            self.check_members_ready(config)?;
+            let histograms = self.config().latency_histograms;
+            return LoadedModel::ensemble(context, ServerHost::new(self), histograms);
         }
         let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
             Error::new(

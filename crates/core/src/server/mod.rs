@@ -5,6 +5,7 @@ mod host;
 mod lifecycle;
 mod log_settings;
 mod lookup;
+mod members;
 
 use std::{
     path::PathBuf,

@@ -14,7 +14,7 @@ use std::{
 
 pub use histogram::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
 pub use reason::{FailureCounts, FailureReason};
-pub(crate) use record::{ExecutionTimes, RequestRecord};
+pub(crate) use record::{ExecutionTimes, RequestRecord, StepTimes};
 
 use histogram::LatencyHistograms;
 

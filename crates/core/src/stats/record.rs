@@ -23,6 +23,8 @@ pub(crate) struct RequestRecord {
     pub arrival: Instant,
     stats: Arc<StatsCollector>,
     state: Mutex<RecordState>,
+    /// The ensemble request this one is a step of: its times add up there.
+    parent: Option<Arc<StepTimes>>,
 }
 
 #[derive(Debug, Default)]
@@ -39,6 +41,15 @@ impl RequestRecord {
             arrival,
             stats,
             state: Mutex::default(),
+            parent: None,
+        }
+    }
+
+    /// A request that is a step of an ensemble request whose times are `parent`.
+    pub fn for_step(stats: Arc<StatsCollector>, arrival: Instant, parent: Arc<StepTimes>) -> Self {
+        Self {
+            parent: Some(parent),
+            ..Self::new(stats, arrival)
         }
     }
 
@@ -47,6 +58,10 @@ impl RequestRecord {
         let mut state = self.state.lock().unwrap();
         state.executed = Some(times);
         self.record_if_complete(&mut state);
+        drop(state);
+        if let Some(parent) = &self.parent {
+            parent.add(times);
+        }
     }
 
     /// The request never entered a queue (refused when enqueued): it is not
@@ -82,6 +97,67 @@ impl RequestRecord {
         if let (Some(times), Some(end)) = (state.executed, state.succeeded_at) {
             state.recorded = true;
             self.stats.record_success(end - self.arrival, &times);
+        }
+    }
+}
+
+/// The summed times of an ensemble request's steps: Triton reports an
+/// ensemble's queue and compute times as those of its steps together.
+#[derive(Default)]
+pub(crate) struct StepTimes(Mutex<StepTimesState>);
+
+#[derive(Default)]
+struct StepTimesState {
+    sum: ExecutionTimes,
+    started: usize,
+    executed: usize,
+    on_all_executed: Option<Box<dyn FnOnce(ExecutionTimes) + Send>>,
+}
+
+impl std::fmt::Debug for StepTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.0.lock().unwrap();
+        f.debug_struct("StepTimes")
+            .field("sum", &state.sum)
+            .field("started", &state.started)
+            .field("executed", &state.executed)
+            .finish()
+    }
+}
+
+impl StepTimes {
+    /// One more step was sent to its model.
+    pub fn step_started(&self) {
+        self.0.lock().unwrap().started += 1;
+    }
+
+    /// Calls `done` with the sum once every started step has executed (at
+    /// once if they all have).
+    pub fn when_all_executed(&self, done: impl FnOnce(ExecutionTimes) + Send + 'static) {
+        let mut state = self.0.lock().unwrap();
+        state.on_all_executed = Some(Box::new(done));
+        Self::fire_if_complete(state);
+    }
+
+    fn add(&self, times: ExecutionTimes) {
+        let mut state = self.0.lock().unwrap();
+        let sum = &mut state.sum;
+        sum.queue += times.queue;
+        sum.compute_input += times.compute_input;
+        sum.compute_infer += times.compute_infer;
+        sum.compute_output += times.compute_output;
+        state.executed += 1;
+        Self::fire_if_complete(state);
+    }
+
+    fn fire_if_complete(mut state: std::sync::MutexGuard<'_, StepTimesState>) {
+        if state.executed < state.started {
+            return;
+        }
+        if let Some(done) = state.on_all_executed.take() {
+            let sum = state.sum;
+            drop(state);
+            done(sum);
         }
     }
 }

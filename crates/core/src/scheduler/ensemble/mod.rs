@@ -1,0 +1,95 @@
+//! The ensemble scheduler: runs a request through the steps of an ensemble,
+//! each step on its member model (with that model's own scheduler and
+//! statistics), each as soon as its inputs exist.
+
+mod run;
+mod state;
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
+
+use oxiserve_backend::{CancelFlag, EventCallback};
+use oxiserve_proto::ModelConfig;
+use oxiserve_types::{Error, InferRequest, Result};
+
+use super::{BatchSource, Job};
+use crate::stats::{StatsCollector, StepTimes};
+use run::Run;
+use state::{Plan, ReadyStep, State};
+
+/// Where an ensemble sends its steps: the server's models.
+pub(crate) trait StepHost: Send + Sync + std::fmt::Debug {
+    /// Validates and queues `request` on the model it names; its events go
+    /// to `on_event`, its execution times add up in `times`. Errors found
+    /// before it was queued are returned and `on_event` is never called.
+    fn submit_step(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+        times: Arc<StepTimes>,
+    ) -> Result<()>;
+}
+
+/// What every request of one ensemble shares.
+#[derive(Debug)]
+pub(crate) struct Ensemble {
+    pub name: Arc<str>,
+    pub plan: Plan,
+    pub host: Arc<dyn StepHost>,
+    pub stats: Arc<StatsCollector>,
+}
+
+/// The scheduler of an ensemble: no queue and no instances of its own.
+#[derive(Debug)]
+pub(crate) struct EnsembleScheduler {
+    ensemble: Arc<Ensemble>,
+    stopped: AtomicBool,
+}
+
+impl EnsembleScheduler {
+    pub fn new(config: &ModelConfig, host: Arc<dyn StepHost>, stats: Arc<StatsCollector>) -> Self {
+        Self {
+            ensemble: Arc::new(Ensemble {
+                name: config.name.as_str().into(),
+                plan: Plan::from_config(config),
+                host,
+                stats,
+            }),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts the request's first steps; the rest follow as their inputs appear.
+    pub fn enqueue(&self, job: Job) -> Result<()> {
+        if self.stopped.load(Ordering::Relaxed) {
+            job.record.discard();
+            return Err(Error::unavailable(format!(
+                "ensemble '{}' is being unloaded",
+                self.ensemble.name
+            )));
+        }
+        Run::start(self.ensemble.clone(), job);
+        Ok(())
+    }
+
+    /// Accepts no more requests; those running finish on their members.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
+    /// An ensemble has no instances: a source with nothing to execute.
+    pub fn source(&self) -> Box<dyn BatchSource> {
+        Box::new(NoBatches)
+    }
+}
+
+struct NoBatches;
+
+impl BatchSource for NoBatches {
+    fn next_batch(&mut self) -> Option<Vec<Job>> {
+        None
+    }
+}
