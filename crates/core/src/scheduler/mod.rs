@@ -1,13 +1,15 @@
 //! Schedulers: how queued requests become batches for the model's instances.
 //! The default scheduler sends each request to the next free instance,
 //! alone; the dynamic batcher forms batches. Both hand instances their work
-//! as [`BatchSource`]s. An ensemble's scheduler sends each request through
+//! as [`BatchSource`]s; so does the sequence batcher, which keeps each
+//! sequence's requests on one instance slot. An ensemble's scheduler sends each request through
 //! its steps' models instead.
 
 mod default;
 mod dynamic;
 mod ensemble;
 mod runner;
+mod sequence;
 
 use std::{sync::Arc, time::Instant};
 
@@ -20,6 +22,7 @@ pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use ensemble::{EnsembleScheduler, StepHost};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
+pub(crate) use sequence::SequenceBatcher;
 
 /// The scheduler a model's configuration asks for.
 #[derive(Debug)]
@@ -27,14 +30,19 @@ pub(crate) enum Scheduler {
     Default(DefaultScheduler),
     Dynamic(DynamicBatcher),
     Ensemble(EnsembleScheduler),
+    Sequence(SequenceBatcher),
 }
 
 impl Scheduler {
-    /// The dynamic batcher with `dynamic_batching`, else the default scheduler.
+    /// The dynamic batcher with `dynamic_batching`, the sequence batcher
+    /// with `sequence_batching`, else the default scheduler.
     pub fn for_config(config: &ModelConfig) -> Result<Self> {
         Ok(match &config.scheduling_choice {
             Some(SchedulingChoice::DynamicBatching(batching)) => {
                 Self::Dynamic(DynamicBatcher::new(config, batching)?)
+            }
+            Some(SchedulingChoice::SequenceBatching(batching)) => {
+                Self::Sequence(SequenceBatcher::new(config, batching)?)
             }
             _ => Self::Default(DefaultScheduler::new()),
         })
@@ -44,7 +52,7 @@ impl Scheduler {
     /// [`DynamicBatcher::wrap_target`]).
     pub fn wrap_target(&self, target: Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget> {
         match self {
-            Self::Default(_) | Self::Ensemble(_) => target,
+            Self::Default(_) | Self::Ensemble(_) | Self::Sequence(_) => target,
             Self::Dynamic(d) => d.wrap_target(target),
         }
     }
@@ -55,6 +63,7 @@ impl Scheduler {
             Self::Default(d) => d.enqueue(job),
             Self::Dynamic(d) => d.enqueue(job),
             Self::Ensemble(e) => e.enqueue(job),
+            Self::Sequence(s) => s.enqueue(job),
         }
     }
 
@@ -63,6 +72,7 @@ impl Scheduler {
         match self {
             Self::Default(d) => d.pending(),
             Self::Dynamic(d) => d.pending(),
+            Self::Sequence(s) => s.pending(),
             // Its requests wait in their steps' models.
             Self::Ensemble(_) => 0,
         }
@@ -74,6 +84,7 @@ impl Scheduler {
             Self::Default(d) => d.stop(),
             Self::Dynamic(d) => d.stop(),
             Self::Ensemble(e) => e.stop(),
+            Self::Sequence(s) => s.stop(),
         }
     }
 
@@ -83,6 +94,7 @@ impl Scheduler {
             Self::Default(d) => d.source(),
             Self::Dynamic(d) => d.source(),
             Self::Ensemble(e) => e.source(),
+            Self::Sequence(s) => s.source(),
         }
     }
 }

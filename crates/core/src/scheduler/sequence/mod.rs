@@ -1,0 +1,276 @@
+//! The sequence batcher (`sequence_batching { ... }`), direct strategy:
+//! every request of a sequence (one correlation id) executes on the
+//! instance slot its first request got, with the control inputs the model
+//! declares. The decisions live in [`State`]; this handle feeds it requests
+//! and lets each instance take its batches.
+
+mod control;
+mod state;
+#[cfg(test)]
+mod state_tests;
+
+use std::{
+    sync::{Arc, Condvar, Mutex, MutexGuard},
+    time::{Duration, Instant},
+};
+
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{ModelSequenceBatching, model_sequence_batching::StrategyChoice},
+};
+use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
+
+use self::{
+    control::Controls,
+    state::{CorrId, Flags, Next, Refusal, State},
+};
+use super::{BatchSource, Job};
+
+/// Idle time after which a sequence loses its slot when the configuration
+/// sets none (Triton's default: one second).
+const DEFAULT_IDLE: Duration = Duration::from_secs(1);
+
+/// One model version's sequence batcher.
+#[derive(Debug)]
+pub(crate) struct SequenceBatcher {
+    shared: Arc<Shared>,
+    model_name: String,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State<Job>>,
+    /// Wakes instances: a request arrived, a slot changed hands or the
+    /// batcher stopped.
+    work: Condvar,
+    controls: Controls,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State<Job>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SequenceBatcher {
+    /// The batcher of `config`'s `sequence_batching`.
+    pub fn new(config: &ModelConfig, batching: &ModelSequenceBatching) -> Result<Self> {
+        if !batching.state.is_empty() {
+            return Err(Error::invalid_arg(format!(
+                "model '{}': implicit state (sequence_batching.state) is not supported yet",
+                config.name
+            )));
+        }
+        if let Some(StrategyChoice::Oldest(_)) = batching.strategy_choice {
+            log::warn!(
+                "model '{}': the oldest sequence batching strategy is not supported yet; \
+                 sequences are scheduled with the direct strategy",
+                config.name
+            );
+        }
+        let idle = match batching.max_sequence_idle_microseconds {
+            0 => DEFAULT_IDLE,
+            us => Duration::from_micros(us),
+        };
+        let slots = usize::try_from(config.max_batch_size).unwrap_or(0);
+        Ok(Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::new(slots, idle)),
+                work: Condvar::new(),
+                controls: Controls::new(batching, config.max_batch_size)?,
+            }),
+            model_name: config.name.clone(),
+        })
+    }
+
+    /// Queues a request of a sequence; refused without a correlation id,
+    /// with a batch of more than one, for a sequence that was never started
+    /// (or was released), or once the batcher stopped. Triton's texts.
+    pub fn enqueue(&self, job: Job) -> Result<()> {
+        let model = &self.model_name;
+        let checked = self.check(&job.request.request, job.batch_size);
+        let (corrid, flags) = match checked {
+            Ok(found) => found,
+            Err(e) => {
+                job.record.discard();
+                return Err(e);
+            }
+        };
+        let refused = self
+            .shared
+            .lock()
+            .enqueue(job, corrid.clone(), flags, Instant::now());
+        match refused {
+            Ok(()) => {
+                self.shared.work.notify_all();
+                Ok(())
+            }
+            Err((job, refusal)) => {
+                job.record.discard();
+                Err(match refusal {
+                    Refusal::NotStarted => Error::invalid_arg(format!(
+                        "inference request for sequence {corrid} to model '{model}' must \
+                         specify the START flag on the first request of the sequence"
+                    )),
+                    Refusal::Stopped => Error::unavailable(
+                        "Server is stopping, scheduler for model has stopped accepting new \
+                         inference requests",
+                    ),
+                })
+            }
+        }
+    }
+
+    /// The correlation id and flags of `request`.
+    fn check(&self, request: &InferRequest, batch_size: u64) -> Result<(CorrId, Flags)> {
+        let model = &self.model_name;
+        if batch_size > 1 {
+            return Err(Error::invalid_arg(format!(
+                "inference request to model '{model}' must specify batch-size 1 due to \
+                 requirements of sequence batcher"
+            )));
+        }
+        let corrid = correlation_id(request).ok_or_else(|| {
+            Error::invalid_arg(format!(
+                "inference request to model '{model}' must specify a non-zero or non-empty \
+                 correlation ID"
+            ))
+        })?;
+        let flag = |name| {
+            let value = request.parameters.get(name);
+            value.and_then(ParameterValue::as_bool).unwrap_or(false)
+        };
+        let flags = Flags {
+            start: flag("sequence_start"),
+            end: flag("sequence_end"),
+        };
+        Ok((corrid, flags))
+    }
+
+    /// Requests queued and not yet taken by an instance.
+    pub fn pending(&self) -> usize {
+        self.shared.lock().len()
+    }
+
+    /// Accepts no more requests; instances execute what is queued, then stop.
+    pub fn stop(&self) {
+        self.shared.lock().stop();
+        self.shared.work.notify_all();
+    }
+
+    /// A source for one more instance runner, with its own slots.
+    pub fn source(&self) -> Box<dyn BatchSource> {
+        let instance = self.shared.lock().add_instance();
+        Box::new(SequenceSource {
+            shared: self.shared.clone(),
+            instance,
+        })
+    }
+}
+
+impl Drop for SequenceBatcher {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The request's `sequence_id`: a non-zero integer or a non-empty string.
+fn correlation_id(request: &InferRequest) -> Option<CorrId> {
+    match request.parameters.get("sequence_id")? {
+        ParameterValue::String(s) if !s.is_empty() => Some(CorrId::Str(s.clone())),
+        // gRPC carries the id as int64: its bits are the unsigned id.
+        ParameterValue::Int(i) if *i != 0 => Some(CorrId::Uint(*i as u64)),
+        ParameterValue::Uint(u) if *u != 0 => Some(CorrId::Uint(*u)),
+        _ => None,
+    }
+}
+
+/// One instance's view of the batcher.
+struct SequenceSource {
+    shared: Arc<Shared>,
+    instance: usize,
+}
+
+impl BatchSource for SequenceSource {
+    fn next_batch(&mut self) -> Option<Vec<Job>> {
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        loop {
+            let now = Instant::now();
+            match state.next(self.instance, now) {
+                Next::Batch(batch) => {
+                    if state.len() > 0 {
+                        // A freed slot may have gone to another instance.
+                        shared.work.notify_all();
+                    }
+                    drop(state);
+                    let jobs = batch
+                        .into_iter()
+                        .map(|dispatch| {
+                            let mut job = dispatch.item;
+                            let controls = shared.controls.tensors(&dispatch.control);
+                            job.request.request.inputs.extend(controls);
+                            job
+                        })
+                        .collect();
+                    return Some(jobs);
+                }
+                Next::Stopped => {
+                    shared.work.notify_all();
+                    return None;
+                }
+                Next::WaitForRequests => {
+                    state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+                Next::WaitUntil(at) => {
+                    let timeout = at.saturating_duration_since(now);
+                    state = shared
+                        .work
+                        .wait_timeout(state, timeout)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiserve_proto::inference::model_sequence_batching::State as StateConfig;
+
+    use super::*;
+
+    #[test]
+    fn implicit_state_is_refused_clearly() {
+        let config = ModelConfig {
+            name: "m".into(),
+            ..Default::default()
+        };
+        let batching = ModelSequenceBatching {
+            state: vec![StateConfig::default()],
+            ..Default::default()
+        };
+        let err = SequenceBatcher::new(&config, &batching).unwrap_err();
+        assert!(err.message.contains("implicit state"), "{}", err.message);
+        assert!(SequenceBatcher::new(&config, &ModelSequenceBatching::default()).is_ok());
+    }
+
+    #[test]
+    fn correlation_ids_are_non_zero_integers_or_non_empty_strings() {
+        let with = |value| InferRequest {
+            parameters: [("sequence_id".to_string(), value)].into(),
+            ..Default::default()
+        };
+        let id = |value| correlation_id(&with(value));
+        assert_eq!(id(ParameterValue::Uint(3)), Some(CorrId::Uint(3)));
+        assert_eq!(id(ParameterValue::Int(4)), Some(CorrId::Uint(4)));
+        assert_eq!(
+            id(ParameterValue::String("s".into())),
+            Some(CorrId::Str("s".into()))
+        );
+        assert_eq!(id(ParameterValue::Uint(0)), None);
+        assert_eq!(id(ParameterValue::String(String::new())), None);
+        assert_eq!(correlation_id(&InferRequest::default()), None);
+    }
+}
