@@ -8,6 +8,13 @@
 # (real Triton here has only the Python backend).
 # server_log_tail LOG: a server log's first and last two error lines (Triton's and
 # oxiserve's `E` lines), else its last lines, on one line, for a results file.
+# make_add_sub_model DIR NAME [CONFIG...]: DIR/NAME, Triton's python_backend add_sub example
+# (FP32 dims [4], max_batch_size 8, 1 CPU instance, model.py as in python_add_sub.sh), each
+# further argument one more config.pbtxt line (e.g. "dynamic_batching { }").
+# model_counts PORT MODEL: "inference_count execution_count" from GET /v2/models/MODEL/stats
+# (summed over versions), or nothing.
+# add_sub_body FILE: the JSON FP32 [1,4] add_sub request body of python_add_sub.sh.
+# check_answer PORT MODEL BODY KIND: one request; KIND identity (OUTPUT0 = INPUT0) or add_sub.
 
 _identity_repo() { # DIR BACKEND
   mkdir -p "$1/identity/1"
@@ -58,4 +65,98 @@ try:
     import numpy; n = numpy.__version__
 except Exception: n = "none"
 print(f"Python {v}, numpy {n}")' 2>/dev/null || echo "?"
+}
+
+make_add_sub_model() { # DIR NAME [CONFIG_LINE...]
+  local dir=$1/$2 name=$2; shift 2
+  mkdir -p "$dir/1"
+  {
+    cat <<CFG
+name: "$name"
+backend: "python"
+max_batch_size: 8
+input [
+  { name: "INPUT0", data_type: TYPE_FP32, dims: [ 4 ] },
+  { name: "INPUT1", data_type: TYPE_FP32, dims: [ 4 ] }
+]
+output [
+  { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 4 ] },
+  { name: "OUTPUT1", data_type: TYPE_FP32, dims: [ 4 ] }
+]
+instance_group [ { count: 1, kind: KIND_CPU } ]
+CFG
+    local line; for line in "$@"; do echo "$line"; done
+  } >"$dir/config.pbtxt"
+  # Triton python_backend examples/add_sub/model.py (comments dropped)
+  cat >"$dir/1/model.py" <<'PY'
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.model_config = model_config = json.loads(args["model_config"])
+        output0_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT0")
+        output1_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT1")
+        self.output0_dtype = pb_utils.triton_string_to_numpy(output0_config["data_type"])
+        self.output1_dtype = pb_utils.triton_string_to_numpy(output1_config["data_type"])
+
+    def execute(self, requests):
+        output0_dtype = self.output0_dtype
+        output1_dtype = self.output1_dtype
+        responses = []
+        for request in requests:
+            in_0 = pb_utils.get_input_tensor_by_name(request, "INPUT0")
+            in_1 = pb_utils.get_input_tensor_by_name(request, "INPUT1")
+            out_0, out_1 = (in_0.as_numpy() + in_1.as_numpy(), in_0.as_numpy() - in_1.as_numpy())
+            out_tensor_0 = pb_utils.Tensor("OUTPUT0", out_0.astype(output0_dtype))
+            out_tensor_1 = pb_utils.Tensor("OUTPUT1", out_1.astype(output1_dtype))
+            inference_response = pb_utils.InferenceResponse(
+                output_tensors=[out_tensor_0, out_tensor_1]
+            )
+            responses.append(inference_response)
+        return responses
+
+    def finalize(self):
+        print("Cleaning up...")
+PY
+}
+
+add_sub_body() { # FILE
+  printf '%s' '{"inputs":[{"name":"INPUT0","shape":[1,4],"datatype":"FP32","data":[1.0,2.0,3.0,4.0]},{"name":"INPUT1","shape":[1,4],"datatype":"FP32","data":[0.5,0.25,-1.5,8.0]}]}' >"$1"
+}
+
+model_counts() { # PORT MODEL
+  curl -s "http://127.0.0.1:$1/v2/models/$2/stats" | python3 -c 'import json, sys
+s = json.load(sys.stdin)["model_stats"]
+print(sum(int(m.get("inference_count", 0)) for m in s), sum(int(m.get("execution_count", 0)) for m in s))' 2>/dev/null || true
+}
+
+check_answer() { # PORT MODEL BODY KIND(identity|add_sub)
+  python3 - "$@" <<'PY'
+import http.client, json, sys
+port, model, body, kind = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+req = json.load(open(body))
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+c.request("POST", f"/v2/models/{model}/infer", json.dumps(req), {"Content-Type": "application/json"})
+r = c.getresponse()
+data = r.read()
+if r.status != 200:
+    sys.exit(f"HTTP {r.status}: {data[:300]!r}")
+outs = {o["name"]: o for o in json.loads(data)["outputs"]}
+x = req["inputs"][0]["data"]
+if kind == "identity":
+    want = {"OUTPUT0": x}
+else:
+    y = req["inputs"][1]["data"]
+    want = {"OUTPUT0": [p + q for p, q in zip(x, y)], "OUTPUT1": [p - q for p, q in zip(x, y)]}
+for name, w in want.items():
+    o = outs.get(name)
+    assert o is not None, f"no {name} in {list(outs)}"
+    assert o["shape"] == req["inputs"][0]["shape"] and o["datatype"] == "FP32", f"{name}: {o['shape']} {o['datatype']}"
+    got = [float(v) for v in o["data"]]
+    assert got == w, f"{name}: {got} != {w}"
+PY
 }
