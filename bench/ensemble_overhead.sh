@@ -54,20 +54,10 @@ for t in $TARGETS; do [ -n "${PORT[$t]:-}" ] || { echo "unknown target '$t'" >&2
 for m in $MEMBERS; do [[ " $ALL_MEMBERS " == *" $m "* ]] || { echo "unknown member '$m'" >&2; exit 2; }; done
 
 WORK=$(mktemp -d -t ensemble-overhead-bench.XXXXXX)
-SERVER_PID=
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
 trap 'stop_server; rm -rf "$WORK"' EXIT
-log() { echo "[bench] $*" >&2; }
 
 . bench/lib/common.sh
-command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
+ensure_wrk
 
 # --- models: $WORK/repo-<target>-<member>/{<member>,ens_<member>} ----------------------------
 batching=(); [ "$BATCHING" = 1 ] && batching=("dynamic_batching { }")

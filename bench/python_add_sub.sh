@@ -51,20 +51,10 @@ for t in $TARGETS; do [ -n "${PORT[$t]:-}" ] || { echo "unknown target '$t'" >&2
 for v in $VARIANTS; do [ -n "${MODEL[$v]:-}" ] || { echo "unknown variant '$v'" >&2; exit 2; }; done
 
 WORK=$(mktemp -d -t python-add-sub-bench.XXXXXX)
-SERVER_PID=
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
 trap 'stop_server; rm -rf "$WORK"' EXIT
-log() { echo "[bench] $*" >&2; }
 
 . bench/lib/common.sh
-command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
+ensure_wrk
 
 # --- the model: Triton's add_sub example, byte for byte the same in both repositories -------
 # write_model DIR VARIANT: DIR/<model>/{config.pbtxt,1/model.py}
@@ -92,42 +82,8 @@ CFG
   else
     local out0='in_0.as_numpy() + in_1.as_numpy()' out1='in_0.as_numpy() - in_1.as_numpy()'
   fi
-  # Triton python_backend examples/add_sub/model.py (comments dropped; the BYTES variant
-  # swaps the subtraction, which bytes lack, for the reversed concatenation).
-  cat >"$1/$name/1/model.py" <<PY
-import json
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def initialize(self, args):
-        self.model_config = model_config = json.loads(args["model_config"])
-        output0_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT0")
-        output1_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT1")
-        self.output0_dtype = pb_utils.triton_string_to_numpy(output0_config["data_type"])
-        self.output1_dtype = pb_utils.triton_string_to_numpy(output1_config["data_type"])
-
-    def execute(self, requests):
-        output0_dtype = self.output0_dtype
-        output1_dtype = self.output1_dtype
-        responses = []
-        for request in requests:
-            in_0 = pb_utils.get_input_tensor_by_name(request, "INPUT0")
-            in_1 = pb_utils.get_input_tensor_by_name(request, "INPUT1")
-            out_0, out_1 = ($out0, $out1)
-            out_tensor_0 = pb_utils.Tensor("OUTPUT0", out_0.astype(output0_dtype))
-            out_tensor_1 = pb_utils.Tensor("OUTPUT1", out_1.astype(output1_dtype))
-            inference_response = pb_utils.InferenceResponse(
-                output_tensors=[out_tensor_0, out_tensor_1]
-            )
-            responses.append(inference_response)
-        return responses
-
-    def finalize(self):
-        print("Cleaning up...")
-PY
+  # the BYTES variant swaps the subtraction, which bytes lack, for the reversed concatenation
+  add_sub_model_py "$out0" "$out1" >"$1/$name/1/model.py"
 }
 for t in $ALL_TARGETS; do for v in $ALL_VARIANTS; do write_model "$WORK/repo-$t/$v" "$v"; done; done
 

@@ -70,7 +70,6 @@ stop_server() { # -> SHUTDOWN_MS, ORPHANS (descendants still alive 10 s after th
   SERVER_PID=
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
-log() { echo "[bench] $*" >&2; }
 
 . bench/lib/common.sh
 

@@ -87,41 +87,7 @@ instance_group [ { count: 1, kind: KIND_CPU } ]
 CFG
     local line; for line in "$@"; do echo "$line"; done
   } >"$dir/config.pbtxt"
-  # Triton python_backend examples/add_sub/model.py (comments dropped)
-  cat >"$dir/1/model.py" <<'PY'
-import json
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def initialize(self, args):
-        self.model_config = model_config = json.loads(args["model_config"])
-        output0_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT0")
-        output1_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT1")
-        self.output0_dtype = pb_utils.triton_string_to_numpy(output0_config["data_type"])
-        self.output1_dtype = pb_utils.triton_string_to_numpy(output1_config["data_type"])
-
-    def execute(self, requests):
-        output0_dtype = self.output0_dtype
-        output1_dtype = self.output1_dtype
-        responses = []
-        for request in requests:
-            in_0 = pb_utils.get_input_tensor_by_name(request, "INPUT0")
-            in_1 = pb_utils.get_input_tensor_by_name(request, "INPUT1")
-            out_0, out_1 = (in_0.as_numpy() + in_1.as_numpy(), in_0.as_numpy() - in_1.as_numpy())
-            out_tensor_0 = pb_utils.Tensor("OUTPUT0", out_0.astype(output0_dtype))
-            out_tensor_1 = pb_utils.Tensor("OUTPUT1", out_1.astype(output1_dtype))
-            inference_response = pb_utils.InferenceResponse(
-                output_tensors=[out_tensor_0, out_tensor_1]
-            )
-            responses.append(inference_response)
-        return responses
-
-    def finalize(self):
-        print("Cleaning up...")
-PY
+  add_sub_model_py 'in_0.as_numpy() + in_1.as_numpy()' 'in_0.as_numpy() - in_1.as_numpy()' >"$dir/1/model.py"
 }
 
 add_sub_body() { # FILE
@@ -160,3 +126,58 @@ for name, w in want.items():
     assert got == w, f"{name}: {got} != {w}"
 PY
 }
+
+# add_sub_model_py OUT0 OUT1: Triton python_backend examples/add_sub/model.py (comments
+# dropped), with the Python expressions computing OUTPUT0 and OUTPUT1 from in_0 and in_1.
+add_sub_model_py() {
+  cat <<PY
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.model_config = model_config = json.loads(args["model_config"])
+        output0_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT0")
+        output1_config = pb_utils.get_output_config_by_name(model_config, "OUTPUT1")
+        self.output0_dtype = pb_utils.triton_string_to_numpy(output0_config["data_type"])
+        self.output1_dtype = pb_utils.triton_string_to_numpy(output1_config["data_type"])
+
+    def execute(self, requests):
+        output0_dtype = self.output0_dtype
+        output1_dtype = self.output1_dtype
+        responses = []
+        for request in requests:
+            in_0 = pb_utils.get_input_tensor_by_name(request, "INPUT0")
+            in_1 = pb_utils.get_input_tensor_by_name(request, "INPUT1")
+            out_0, out_1 = ($1, $2)
+            out_tensor_0 = pb_utils.Tensor("OUTPUT0", out_0.astype(output0_dtype))
+            out_tensor_1 = pb_utils.Tensor("OUTPUT1", out_1.astype(output1_dtype))
+            inference_response = pb_utils.InferenceResponse(
+                output_tensors=[out_tensor_0, out_tensor_1]
+            )
+            responses.append(inference_response)
+        return responses
+
+    def finalize(self):
+        print("Cleaning up...")
+PY
+}
+
+# The server a script started: SERVER_PID; stop_server ends it (SIGTERM, SIGKILL after
+# 30 s). Scripts that define their own stop_server or log before sourcing this keep them.
+SERVER_PID=${SERVER_PID:-}
+declare -F stop_server >/dev/null || stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  for _ in $(seq 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+declare -F log >/dev/null || log() { echo "[bench] $*" >&2; }
+
+ensure_wrk() { command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }; }
