@@ -333,7 +333,13 @@ def test_cancelled_request_runs_no_further_step(server):
     x.set_data_from_numpy(np.array([7], dtype=np.int32))
     with pytest.raises(InferenceServerException) as failed:
         grpc.infer("ens_slow", [x], client_timeout=0.3)
-    assert "Deadline" in failed.value.message() or "DEADLINE" in str(failed.value.status())
+    # The client's deadline fires first (DEADLINE_EXCEEDED), unless the server's
+    # timer wins the race on a loaded machine: tonic then answers CANCELLED
+    # "Timeout expired" (see test_grpc_stream.py::test_unary_deadline).
+    allowed = {"StatusCode.DEADLINE_EXCEEDED"}
+    if TARGET == "oxiserve":
+        allowed.add("StatusCode.CANCELLED")
+    assert failed.value.status() in allowed, failed.value.message()
     time.sleep(2.5)  # the slow step ends; nothing follows it
     assert int(_stats(server, "slow")["inference_stats"]["success"]["count"]) == 1
     expected_after = 1 if TARGET == "triton" else 0
