@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 python3 scripts/check_layout.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The Python environment first: Rust tests load ONNX Runtime's library from it.
+scripts/python-env.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
@@ -18,7 +20,6 @@ rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "
 echo "rust: ${rust% *} passed, ${rust#* } failed"
 
 # End-to-end: the debug binary cargo test just built, over real sockets.
-scripts/python-env.sh
 scripts/tools.sh
 cargo build --locked --bin oxiserve
 .venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1

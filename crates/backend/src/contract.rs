@@ -26,6 +26,13 @@ pub trait Backend: Send + Sync {
     ) -> Result<ModelConfig> {
         Ok(config)
     }
+
+    /// Checks a model version's files against its configuration without
+    /// serving it (`oxiserve validate`). The default finds nothing wrong;
+    /// problems then show when the model loads.
+    fn check(&self, _model: &ModelContext) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The model whose configuration [`Backend::auto_complete`] completes.

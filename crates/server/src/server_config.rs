@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
 use oxiserve_backend_python::{PythonBackend, PythonSettings};
 use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig};
 
@@ -47,11 +48,22 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
             .map(|s| (s.setting.as_str(), s.value.as_str())),
     )
     .map_err(|e| e.message)?;
+    let onnx = OnnxSettings::from_pairs(
+        settings
+            .iter()
+            .filter(|s| match s.backend.as_deref() {
+                Some(backend) => backend == "onnxruntime",
+                None => s.setting == "default-max-batch-size",
+            })
+            .map(|s| (s.setting.as_str(), s.value.as_str())),
+    )
+    .map_err(|e| e.message)?;
     let mut backends = BackendRegistry::default();
     backends.register(Arc::new(oxiserve_backend_identity::IdentityBackend));
     backends.register(Arc::new(PythonBackend::new(python)));
+    backends.register(Arc::new(OnnxBackend::new(onnx)));
     Ok(backends)
 }
 
 /// The backends `backends` registers.
-const BUILT_IN: &[&str] = &["identity", "python"];
+const BUILT_IN: &[&str] = &["identity", "onnxruntime", "python"];

@@ -1,16 +1,32 @@
 //! `oxiserve validate DIR...`: reads repositories as `serve` would and prints
-//! every problem with its file, line and column. Exits 1 when any is found.
+//! every problem with its file, line and column, then has each model's
+//! backend check its files against the configuration (an ONNX model's real
+//! inputs and outputs). Exits 1 when any problem is found.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
-use oxiserve_core::repository::{ScanOptions, scan};
+use oxiserve_backend::{ModelContext, NoHost};
+use oxiserve_core::{
+    BackendRegistry,
+    repository::{ModelSpec, ScanOptions, scan},
+};
+
+use crate::server_config;
 
 /// Checks `repositories` and reports on standard output.
 pub fn run(repositories: &[PathBuf]) -> ExitCode {
+    let backends = match server_config::backends(&[]) {
+        Ok(backends) => backends,
+        Err(message) => {
+            println!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let scan = scan(
         repositories,
         &ScanOptions {
             auto_complete: true,
+            backends: Some(backends.clone()),
             ..Default::default()
         },
     );
@@ -21,6 +37,14 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
     for model in &scan.models {
         match &model.outcome {
             Ok(spec) => {
+                let found = backend_problems(&backends, spec);
+                problems += found.len();
+                for error in &found {
+                    println!("error: {}: {error}", model.name);
+                }
+                if !found.is_empty() {
+                    continue;
+                }
                 let versions: Vec<String> = spec
                     .versions
                     .iter()
@@ -53,4 +77,29 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
         println!("{models} model(s) checked, {problems} problem(s)");
         ExitCode::FAILURE
     }
+}
+
+/// What the model's backend finds wrong with each version's files.
+fn backend_problems(backends: &BackendRegistry, spec: &ModelSpec) -> Vec<String> {
+    let Some(backend) = backends.get(&spec.config.backend) else {
+        return Vec::new();
+    };
+    let config = Arc::new(spec.config.clone());
+    spec.versions
+        .iter()
+        .filter_map(|version| {
+            let context = ModelContext {
+                name: spec.dir.name.clone(),
+                version: version.version,
+                config: config.clone(),
+                model_path: spec.dir.path.clone(),
+                version_path: version.path.clone(),
+                host: Arc::new(NoHost),
+            };
+            backend
+                .check(&context)
+                .err()
+                .map(|e| format!("version {}: {}", version.version, e.message))
+        })
+        .collect()
 }

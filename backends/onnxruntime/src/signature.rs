@@ -1,0 +1,350 @@
+//! A model's real inputs and outputs, checked against its configuration and
+//! used to auto-complete it, with the messages of Triton's onnxruntime backend.
+
+use std::collections::BTreeMap;
+
+use ort::{
+    session::Session,
+    value::{TensorElementType, ValueType},
+};
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{ModelInput, ModelOutput, ModelTensorReshape, model_config::SchedulingChoice},
+};
+use oxiserve_types::{DataType, Error, Result, format_shape};
+
+use crate::dtype;
+
+/// One input or output as the model declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TensorInfo {
+    pub dtype: TensorElementType,
+    /// `-1` for a dynamic dimension.
+    pub dims: Vec<i64>,
+}
+
+/// Tensors by name (sorted, as Triton lists them in messages).
+pub(crate) type TensorInfos = BTreeMap<String, TensorInfo>;
+
+/// The model's signature.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Signature {
+    pub inputs: TensorInfos,
+    /// Initializers a request may override; allowed as inputs.
+    pub overridable: TensorInfos,
+    pub outputs: TensorInfos,
+}
+
+impl Signature {
+    /// Reads the signature of a session; non-tensor inputs or outputs
+    /// (sequences, maps) are refused.
+    pub(crate) fn of(session: &Session, model: &str) -> Result<Self> {
+        let infos = |outlets: Vec<(&str, &ValueType)>| -> Result<TensorInfos> {
+            outlets
+                .into_iter()
+                .map(|(name, value)| match value {
+                    ValueType::Tensor { ty, shape, .. } => Ok((
+                        name.to_string(),
+                        TensorInfo {
+                            dtype: *ty,
+                            dims: shape.to_vec(),
+                        },
+                    )),
+                    other => Err(Error::invalid_arg(format!(
+                        "unable to load model '{model}', tensor '{name}' is a {other}, \
+                         only tensors are supported"
+                    ))),
+                })
+                .collect()
+        };
+        let overridable = session.overridable_initializers();
+        Ok(Self {
+            inputs: infos(
+                session
+                    .inputs()
+                    .iter()
+                    .map(|o| (o.name(), o.dtype()))
+                    .collect(),
+            )?,
+            overridable: infos(overridable.iter().map(|o| (o.name(), o.dtype())).collect())?,
+            outputs: infos(
+                session
+                    .outputs()
+                    .iter()
+                    .map(|o| (o.name(), o.dtype()))
+                    .collect(),
+            )?,
+        })
+    }
+
+    /// Checks `config` against the model: counts, names, datatypes and shapes.
+    pub(crate) fn check(&self, config: &ModelConfig) -> Result<()> {
+        let model = &config.name;
+        let expected = expected_input_count(config);
+        if self.inputs.len() != expected {
+            return Err(Error::invalid_arg(format!(
+                "unable to load model '{model}', configuration expects {expected} inputs, \
+                 model provides {}",
+                self.inputs.len()
+            )));
+        }
+        for input in &config.input {
+            if input.optional && config.max_batch_size != 0 {
+                return Err(Error::invalid_arg(format!(
+                    "unable to load model '{model}', optional input '{}' is not supported for \
+                     models that support batching",
+                    input.name
+                )));
+            }
+            let info = self
+                .inputs
+                .get(&input.name)
+                .or_else(|| self.overridable.get(&input.name))
+                .ok_or_else(|| {
+                    let allowed: Vec<&str> = self
+                        .inputs
+                        .keys()
+                        .chain(self.overridable.keys())
+                        .map(String::as_str)
+                        .collect();
+                    Error::invalid_arg(format!(
+                        "unexpected inference input '{}', allowed inputs are: {}",
+                        input.name,
+                        allowed.join(", ")
+                    ))
+                })?;
+            check_tensor(
+                config,
+                "input",
+                &input.name,
+                input.data_type,
+                dims_of(&input.dims, &input.reshape),
+                info,
+            )?;
+        }
+        for output in &config.output {
+            let info = self.outputs.get(&output.name).ok_or_else(|| {
+                let allowed: Vec<&str> = self.outputs.keys().map(String::as_str).collect();
+                Error::invalid_arg(format!(
+                    "unexpected inference output '{}', allowed outputs are: {}",
+                    output.name,
+                    allowed.join(", ")
+                ))
+            })?;
+            check_tensor(
+                config,
+                "output",
+                &output.name,
+                output.data_type,
+                dims_of(&output.dims, &output.reshape),
+                info,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Triton's auto-complete: with inputs or outputs missing from `config`,
+    /// fills them (and `max_batch_size`, and `dynamic_batching` when the
+    /// model can batch) from the model.
+    pub(crate) fn complete(
+        &self,
+        config: &mut ModelConfig,
+        default_max_batch_size: i32,
+    ) -> Result<()> {
+        if !config.input.is_empty() && !config.output.is_empty() {
+            log::info!(
+                "skipping model configuration auto-complete for '{}': inputs and outputs already specified",
+                config.name
+            );
+            return Ok(());
+        }
+        let can_batch = self
+            .inputs
+            .values()
+            .chain(self.outputs.values())
+            .all(|info| info.dims.first() == Some(&-1));
+        if can_batch {
+            if config.max_batch_size == 0 {
+                config.max_batch_size = default_max_batch_size.max(0);
+                log::warn!(
+                    "autofilled max_batch_size to {} for model '{}' since batching is supported but no \
+                     max_batch_size is specified in model configuration. Must specify max_batch_size to \
+                     utilize autofill with a larger max batch size",
+                    config.max_batch_size,
+                    config.name
+                );
+            }
+            if config.max_batch_size > 1 && config.scheduling_choice.is_none() {
+                config.scheduling_choice =
+                    Some(SchedulingChoice::DynamicBatching(Default::default()));
+            }
+        } else if config.max_batch_size != 0 {
+            return Err(Error::invalid_arg(format!(
+                "autofill failed for model '{}': model does not support batching while non-zero \
+                 max_batch_size is specified",
+                config.name
+            )));
+        }
+        let batching = config.max_batch_size > 0;
+        if config.input.is_empty() {
+            config.input = self
+                .inputs
+                .iter()
+                .map(|(name, info)| {
+                    let (data_type, dims, reshape) = complete_tensor(info, batching);
+                    ModelInput {
+                        name: name.clone(),
+                        data_type,
+                        dims,
+                        reshape,
+                        ..Default::default()
+                    }
+                })
+                .collect();
+        }
+        if config.output.is_empty() {
+            config.output = self
+                .outputs
+                .iter()
+                .map(|(name, info)| {
+                    let (data_type, dims, reshape) = complete_tensor(info, batching);
+                    ModelOutput {
+                        name: name.clone(),
+                        data_type,
+                        dims,
+                        reshape,
+                        ..Default::default()
+                    }
+                })
+                .collect();
+        }
+        Ok(())
+    }
+}
+
+/// The inputs the model must declare: the configured ones (less optional
+/// ones), batch inputs, sequence controls and states.
+fn expected_input_count(config: &ModelConfig) -> usize {
+    let configured = config.input.iter().filter(|i| !i.optional).count();
+    let sequence = match &config.scheduling_choice {
+        Some(SchedulingChoice::SequenceBatching(s)) => s.control_input.len() + s.state.len(),
+        _ => 0,
+    };
+    configured + config.batch_input.len() + sequence
+}
+
+/// The shape a tensor is checked with: its reshape when it has one.
+fn dims_of<'a>(dims: &'a [i64], reshape: &'a Option<ModelTensorReshape>) -> &'a [i64] {
+    reshape.as_ref().map_or(dims, |r| &r.shape)
+}
+
+fn check_tensor(
+    config: &ModelConfig,
+    direction: &str,
+    name: &str,
+    data_type: i32,
+    dims: &[i64],
+    info: &TensorInfo,
+) -> Result<()> {
+    let model = &config.name;
+    let configured = DataType::from_config_number(data_type);
+    if configured.map(dtype::to_onnx) != Some(info.dtype) {
+        return Err(Error::invalid_arg(format!(
+            "unable to load model '{model}', configuration expects datatype {} for {direction} \
+             '{name}', model provides {}",
+            configured.map_or("TYPE_INVALID", DataType::config_name),
+            dtype::config_name(info.dtype)
+        )));
+    }
+    if info.dims.is_empty() {
+        // A scalar: without batching, every configured dimension must be 1.
+        if config.max_batch_size == 0 && dims.iter().any(|&d| d != 1) {
+            return Err(Error::invalid_arg(format!(
+                "unable to load model '{model}', scalar tensor '{name}', should only provide 1 in \
+                 the model configuration when the model doesn't support batching. Model \
+                 configuration provided: {}.",
+                format_shape(dims)
+            )));
+        }
+        return Ok(());
+    }
+    compare_dims(model, name, &info.dims, dims, config.max_batch_size)
+}
+
+/// Triton's `CompareDimsSupported`: a dynamic model dimension matches any
+/// configured one; with batching, the model's first dimension must be -1.
+fn compare_dims(
+    model: &str,
+    name: &str,
+    model_dims: &[i64],
+    dims: &[i64],
+    max_batch_size: i32,
+) -> Result<()> {
+    let full: Vec<i64> = if max_batch_size > 0 {
+        if model_dims.first() != Some(&-1) {
+            return Err(Error::invalid_arg(format!(
+                "model '{model}', tensor '{name}': for the model to support batching the shape \
+                 should have at least 1 dimension and the first dimension must be -1; but shape \
+                 expected by the model is {}",
+                format_shape(model_dims)
+            )));
+        }
+        std::iter::once(-1).chain(dims.iter().copied()).collect()
+    } else {
+        dims.to_vec()
+    };
+    let matches = model_dims.len() == full.len()
+        && model_dims
+            .iter()
+            .zip(&full)
+            .all(|(&m, &c)| m == -1 || m == c);
+    if matches {
+        return Ok(());
+    }
+    let configured = if max_batch_size > 0 {
+        format!(
+            "{} dimensions (an initial batch dimension because max_batch_size > 0 followed by the \
+             explicit tensor shape, making complete shape {})",
+            full.len(),
+            format_shape(&full)
+        )
+    } else {
+        format!("{} dimensions (shape {})", full.len(), format_shape(&full))
+    };
+    Err(Error::invalid_arg(format!(
+        "model '{model}', tensor '{name}': the model expects {} dimensions (shape {}) but the \
+         model configuration specifies {configured}",
+        model_dims.len(),
+        format_shape(model_dims)
+    )))
+}
+
+/// A tensor's datatype, dims and reshape as auto-complete writes them: no
+/// batch dimension when batching, and `[1]` with an empty reshape for a
+/// tensor left with no dimensions.
+fn complete_tensor(
+    info: &TensorInfo,
+    batching: bool,
+) -> (i32, Vec<i64>, Option<ModelTensorReshape>) {
+    let data_type = dtype::from_onnx(info.dtype).map_or(0, config_number);
+    let skip = usize::from(batching).min(info.dims.len());
+    let mut dims = info.dims[skip..].to_vec();
+    let mut reshape = None;
+    if dims.is_empty() {
+        dims.push(1);
+        if batching {
+            reshape = Some(ModelTensorReshape { shape: Vec::new() });
+        }
+    }
+    (data_type, dims, reshape)
+}
+
+/// The number of `inference.DataType` for a datatype.
+fn config_number(dtype: DataType) -> i32 {
+    (1..=DataType::all().len() as i32)
+        .find(|&n| DataType::from_config_number(n) == Some(dtype))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests;
