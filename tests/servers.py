@@ -69,8 +69,9 @@ def _triton_ports():
     raise RuntimeError(f"no three free ports left in {TRITON_PORTS}")
 
 
-def command(repo, flags=()):
-    """The command line that serves `repo` with `flags` on the target."""
+def command(repo, flags=(), binary=None):
+    """The command line that serves `repo` with `flags` on the target
+    (oxiserve: `binary`, by default `oxiserve_bin()`)."""
     repo = f"--model-repository={repo}"
     if TARGET == "triton":
         if not REAL_TRITON.is_file():
@@ -82,7 +83,7 @@ def command(repo, flags=()):
             f"--metrics-port={base + 2}",
         ]
         return ["bash", str(REAL_TRITON), repo, *ports, *flags]
-    binary = oxiserve_bin()
+    binary = Path(binary or oxiserve_bin())
     if not binary.is_file():
         pytest.fail(
             f"oxiserve binary not found at {binary}: build it with `cargo build` "
@@ -127,10 +128,14 @@ def _summary(lines, errors=30, tail=10):
 
 
 class Server:
-    """A running server process; `url` is "127.0.0.1:PORT" for tritonclient."""
+    """A running server process; `url` is "127.0.0.1:PORT" for tritonclient.
 
-    def __init__(self, repo, flags=()):
+    `binary`, `env` and `cwd` (oxiserve) run another copy of the binary, in
+    another environment or folder."""
+
+    def __init__(self, repo, flags=(), binary=None, env=None, cwd=None):
         self.repo = Path(repo)
+        self._binary, self._env, self._cwd = binary, env, cwd
         self.lines = []
         self._lock = threading.Lock()
         self._started = threading.Event()
@@ -142,11 +147,13 @@ class Server:
 
     def _start(self, flags):
         self.proc = subprocess.Popen(
-            command(self.repo, flags),
+            command(self.repo, flags, self._binary),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=self._env,
+            cwd=self._cwd,
         )
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()

@@ -9,7 +9,7 @@ use std::{
 use ort::{environment::Environment, session::Session};
 use oxiserve_backend::{InstanceContext, InstanceKind, Model, ModelContext, ModelInstance};
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
-use oxiserve_types::{Error, Result};
+use oxiserve_types::{Error, ErrorKind, Result};
 
 use crate::{
     instance::{OnnxInstance, Plan},
@@ -36,6 +36,16 @@ impl OnnxModel {
         use_global_pool: bool,
     ) -> Result<Self> {
         let config = &model.config;
+        if !config.batch_input.is_empty() || !config.batch_output.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "model '{}': batch_input and batch_output (ragged batching) are not supported \
+                     by oxiserve's onnxruntime backend yet",
+                    model.name
+                ),
+            ));
+        }
         let options = SessionOptions::from_config(config, use_global_pool)?;
         let file = model_file(config, &model.version_path);
         let (kind, device) = first_instance(config);
