@@ -8,7 +8,10 @@ use std::{
 
 use ort::{environment::Environment, session::Session};
 use oxiserve_backend::{InstanceContext, InstanceKind, Model, ModelContext, ModelInstance};
-use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{model_config::SchedulingChoice, model_instance_group::Kind},
+};
 use oxiserve_types::{Error, ErrorKind, Result};
 
 use crate::{
@@ -58,7 +61,7 @@ impl OnnxModel {
             plan: Arc::new(Plan {
                 model: model.name.clone(),
                 batching: config.max_batch_size > 0,
-                outputs: config.output.iter().map(|o| o.name.clone()).collect(),
+                outputs: output_names(config),
             }),
             first: Mutex::new(Some((kind, device, session))),
         })
@@ -104,6 +107,20 @@ pub(crate) fn model_file(config: &ModelConfig, version_path: &Path) -> PathBuf {
     } else {
         path
     }
+}
+
+/// The outputs an instance produces: the configured ones, then the
+/// sequence batcher's state outputs (which the core keeps between requests).
+fn output_names(config: &ModelConfig) -> Vec<String> {
+    let mut names: Vec<String> = config.output.iter().map(|o| o.name.clone()).collect();
+    if let Some(SchedulingChoice::SequenceBatching(batching)) = &config.scheduling_choice {
+        for state in &batching.state {
+            if !names.contains(&state.output_name) {
+                names.push(state.output_name.clone());
+            }
+        }
+    }
+    names
 }
 
 /// Opens a session on `file` for an instance of `kind`.

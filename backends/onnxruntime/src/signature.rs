@@ -140,6 +140,38 @@ impl Signature {
                 info,
             )?;
         }
+        self.check_states(config)?;
+        Ok(())
+    }
+
+    /// Checks that the sequence batcher's states are a model input and
+    /// output of their datatype.
+    fn check_states(&self, config: &ModelConfig) -> Result<()> {
+        let Some(SchedulingChoice::SequenceBatching(batching)) = &config.scheduling_choice else {
+            return Ok(());
+        };
+        for state in &batching.state {
+            let dtype = DataType::from_config_number(state.data_type).map(dtype::to_onnx);
+            for (direction, name, infos) in [
+                ("input", &state.input_name, &self.inputs),
+                ("output", &state.output_name, &self.outputs),
+            ] {
+                let found = infos.get(name).map(|info| info.dtype);
+                if found.is_none() || found != dtype {
+                    return Err(Error::invalid_arg(format!(
+                        "unable to load model '{}', state {direction} '{name}' ({}) is not a model \
+                         {direction}{}",
+                        config.name,
+                        DataType::from_config_number(state.data_type)
+                            .map_or("TYPE_INVALID", DataType::config_name),
+                        found.map_or(String::new(), |t| format!(
+                            " of that datatype: the model provides {}",
+                            dtype::config_name(t)
+                        ))
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 

@@ -78,6 +78,19 @@ impl ResponseSink {
         }
     }
 
+    /// Sends this sink's events through the target `wrap` makes of its
+    /// current one (a scheduler that looks at responses on their way).
+    pub fn wrap(
+        mut self,
+        wrap: impl FnOnce(Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget>,
+    ) -> Self {
+        let target = self.target.take().map(wrap);
+        Self {
+            target,
+            cancel: self.cancel.clone(),
+        }
+    }
+
     /// The request's cancel flag, for work the request hands on (an
     /// ensemble's steps).
     pub fn cancel_flag(&self) -> CancelFlag {

@@ -48,7 +48,7 @@ impl LoadedModel {
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
         let stats = Arc::new(StatsCollector::new(histograms));
-        let scheduler = Scheduler::for_config(&context.config)?;
+        let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
         let label = format!("{} (version {})", context.name, context.version);
         let mut runners = Vec::new();
         for instance in instances(&context.config) {

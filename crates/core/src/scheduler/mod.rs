@@ -11,7 +11,7 @@ mod ensemble;
 mod runner;
 mod sequence;
 
-use std::{sync::Arc, time::Instant};
+use std::{path::Path, sync::Arc, time::Instant};
 
 use oxiserve_backend::{BackendRequest, ResponseTarget};
 use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
@@ -36,13 +36,14 @@ pub(crate) enum Scheduler {
 impl Scheduler {
     /// The dynamic batcher with `dynamic_batching`, the sequence batcher
     /// with `sequence_batching`, else the default scheduler.
-    pub fn for_config(config: &ModelConfig) -> Result<Self> {
+    /// `model_path` is the model's folder (for sequence initial state files).
+    pub fn for_config(config: &ModelConfig, model_path: &Path) -> Result<Self> {
         Ok(match &config.scheduling_choice {
             Some(SchedulingChoice::DynamicBatching(batching)) => {
                 Self::Dynamic(DynamicBatcher::new(config, batching)?)
             }
             Some(SchedulingChoice::SequenceBatching(batching)) => {
-                Self::Sequence(SequenceBatcher::new(config, batching)?)
+                Self::Sequence(SequenceBatcher::new(config, batching, model_path)?)
             }
             _ => Self::Default(DefaultScheduler::new()),
         })

@@ -5,11 +5,13 @@
 //! and lets each instance take its batches.
 
 mod control;
+mod implicit_state;
 mod state;
 #[cfg(test)]
 mod state_tests;
 
 use std::{
+    path::Path,
     sync::{Arc, Condvar, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
@@ -22,6 +24,7 @@ use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
 
 use self::{
     control::Controls,
+    implicit_state::ImplicitState,
     state::{CorrId, Flags, Next, Refusal, State},
 };
 use super::{BatchSource, Job};
@@ -44,6 +47,7 @@ struct Shared {
     /// batcher stopped.
     work: Condvar,
     controls: Controls,
+    implicit: Option<Arc<ImplicitState>>,
 }
 
 impl Shared {
@@ -53,14 +57,13 @@ impl Shared {
 }
 
 impl SequenceBatcher {
-    /// The batcher of `config`'s `sequence_batching`.
-    pub fn new(config: &ModelConfig, batching: &ModelSequenceBatching) -> Result<Self> {
-        if !batching.state.is_empty() {
-            return Err(Error::invalid_arg(format!(
-                "model '{}': implicit state (sequence_batching.state) is not supported yet",
-                config.name
-            )));
-        }
+    /// The batcher of `config`'s `sequence_batching`; `model_path` holds
+    /// the `initial_state/` files.
+    pub fn new(
+        config: &ModelConfig,
+        batching: &ModelSequenceBatching,
+        model_path: &Path,
+    ) -> Result<Self> {
         if let Some(StrategyChoice::Oldest(_)) = batching.strategy_choice {
             log::warn!(
                 "model '{}': the oldest sequence batching strategy is not supported yet; \
@@ -73,11 +76,13 @@ impl SequenceBatcher {
             us => Duration::from_micros(us),
         };
         let slots = usize::try_from(config.max_batch_size).unwrap_or(0);
+        let implicit = ImplicitState::new(config, batching, model_path, idle)?;
         Ok(Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::new(slots, idle)),
                 work: Condvar::new(),
                 controls: Controls::new(batching, config.max_batch_size)?,
+                implicit,
             }),
             model_name: config.name.clone(),
         })
@@ -86,7 +91,7 @@ impl SequenceBatcher {
     /// Queues a request of a sequence; refused without a correlation id,
     /// with a batch of more than one, for a sequence that was never started
     /// (or was released), or once the batcher stopped. Triton's texts.
-    pub fn enqueue(&self, job: Job) -> Result<()> {
+    pub fn enqueue(&self, mut job: Job) -> Result<()> {
         let model = &self.model_name;
         let checked = self.check(&job.request.request, job.batch_size);
         let (corrid, flags) = match checked {
@@ -96,6 +101,10 @@ impl SequenceBatcher {
                 return Err(e);
             }
         };
+        if let Some(implicit) = &self.shared.implicit {
+            implicit.forget_idle(Instant::now());
+            job = with_state_outputs(implicit, job, &corrid, flags.end);
+        }
         let refused = self
             .shared
             .lock()
@@ -174,6 +183,27 @@ impl Drop for SequenceBatcher {
     }
 }
 
+/// Asks the model for `job`'s state outputs, and routes its responses
+/// through the implicit state, which keeps them for the sequence's next request.
+fn with_state_outputs(
+    implicit: &Arc<ImplicitState>,
+    mut job: Job,
+    corrid: &CorrId,
+    end: bool,
+) -> Job {
+    let wanted = job.request.requested_outputs.clone();
+    for output in implicit.outputs() {
+        if !wanted.iter().any(|o| o == output) {
+            job.request.requested_outputs.push(output.to_string());
+        }
+    }
+    job.request.sink = job
+        .request
+        .sink
+        .wrap(|target| implicit.capture(corrid.clone(), end, &wanted, target));
+    job
+}
+
 /// The request's `sequence_id`: a non-zero integer or a non-empty string.
 fn correlation_id(request: &InferRequest) -> Option<CorrId> {
     match request.parameters.get("sequence_id")? {
@@ -208,8 +238,13 @@ impl BatchSource for SequenceSource {
                         .into_iter()
                         .map(|dispatch| {
                             let mut job = dispatch.item;
-                            let controls = shared.controls.tensors(&dispatch.control);
+                            let control = &dispatch.control;
+                            let controls = shared.controls.tensors(control);
                             job.request.request.inputs.extend(controls);
+                            if let Some(implicit) = &shared.implicit {
+                                let states = implicit.inputs(&control.corrid, control.start);
+                                job.request.request.inputs.extend(states);
+                            }
                             job
                         })
                         .collect();
@@ -237,23 +272,41 @@ impl BatchSource for SequenceSource {
 
 #[cfg(test)]
 mod tests {
-    use oxiserve_proto::inference::model_sequence_batching::State as StateConfig;
+    use oxiserve_proto::inference::model_sequence_batching::{InitialState, State as StateConfig};
 
     use super::*;
 
     #[test]
-    fn implicit_state_is_refused_clearly() {
+    fn a_bad_initial_state_is_refused_clearly() {
         let config = ModelConfig {
             name: "m".into(),
             ..Default::default()
         };
         let batching = ModelSequenceBatching {
-            state: vec![StateConfig::default()],
+            state: vec![StateConfig {
+                input_name: "IN_STATE".into(),
+                output_name: "OUT_STATE".into(),
+                data_type: 8,
+                dims: vec![2],
+                initial_state: vec![InitialState {
+                    data_type: 8,
+                    dims: vec![3],
+                    name: "init".into(),
+                    state_data: None,
+                }],
+                ..Default::default()
+            }],
             ..Default::default()
         };
-        let err = SequenceBatcher::new(&config, &batching).unwrap_err();
-        assert!(err.message.contains("implicit state"), "{}", err.message);
-        assert!(SequenceBatcher::new(&config, &ModelSequenceBatching::default()).is_ok());
+        let err = SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap_err();
+        assert!(
+            err.message
+                .contains("'initial_state' dim for input name 'IN_STATE'"),
+            "{}",
+            err.message
+        );
+        let none = ModelSequenceBatching::default();
+        assert!(SequenceBatcher::new(&config, &none, Path::new("/none")).is_ok());
     }
 
     #[test]
