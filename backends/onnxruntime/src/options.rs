@@ -181,22 +181,36 @@ impl SessionOptions {
         for library in &self.op_libraries {
             builder = builder.with_operator_library(library).map_err(fail)?;
         }
-        let mut providers = Vec::new();
         if kind == InstanceKind::Gpu {
-            providers.extend(self.gpu_providers(device_id));
+            for provider in self.gpu_providers(device_id) {
+                let name = provider.name();
+                builder = match builder.with_execution_providers([provider]) {
+                    Ok(builder) => builder,
+                    Err(e) => {
+                        log::warn!(
+                            "onnxruntime: model '{}': {name} is not available in this ONNX Runtime \
+                             library ({}); the instance runs without it (onnxruntime-gpu's library \
+                             has CUDA and TensorRT)",
+                            self.model,
+                            e.message()
+                        );
+                        e.recover()
+                    }
+                };
+            }
         }
         let mut cpu = ep::CPU::default();
         if let Some(enable) = self.mem_arena {
             cpu = cpu.with_arena_allocator(enable);
         }
-        providers.push(cpu.build());
-        builder.with_execution_providers(providers).map_err(|e| {
-            Error::unavailable(format!(
-                "onnxruntime: an execution provider of model '{}' is not available in this \
-                     ONNX Runtime library: {e}",
-                self.model
-            ))
-        })
+        builder
+            .with_execution_providers([cpu.build()])
+            .map_err(|e| {
+                Error::internal(format!(
+                    "onnxruntime: model '{}': CPU execution provider: {e}",
+                    self.model
+                ))
+            })
     }
 
     /// TensorRT when asked for, then CUDA: the providers of a GPU instance.

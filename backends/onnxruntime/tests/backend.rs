@@ -263,3 +263,28 @@ fn a_wrong_input_size_fails_the_request_only() {
     assert!(error.message.contains("input 'A'"), "{}", error.message);
     infer_once(model.as_ref(), add_request(1, 0.0), &["C"]).unwrap();
 }
+
+#[test]
+fn a_gpu_instance_without_cuda_in_the_library_runs_on_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    write_add(dir.path());
+    let model = load(dir.path(), add_config());
+    let mut instance = model
+        .create_instance(&InstanceContext {
+            name: "m_gpu_0".into(),
+            kind: InstanceKind::Gpu,
+            device_id: 0,
+        })
+        .unwrap();
+    let (request, collected) = collecting_request(add_request(1, 1.0), &["C"]);
+    instance.execute(vec![request], &mut ComputeTiming::default());
+    let events = collected.lock().unwrap();
+    let output = &events[0]
+        .response
+        .as_ref()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .outputs[0];
+    assert_eq!(to_floats(&output.data), vec![1.5, 2.5, 3.5, 4.5]);
+}
