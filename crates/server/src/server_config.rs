@@ -62,8 +62,9 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
     backends.register(Arc::new(oxiserve_backend_identity::IdentityBackend));
     backends.register(Arc::new(PythonBackend::new(python)));
     backends.register(Arc::new(OnnxBackend::new(onnx)));
+    backends.register(Arc::new(oxiserve_backend_tokenizer::TokenizerBackend));
     Ok(backends)
 }
 
 /// The backends `backends` registers.
-const BUILT_IN: &[&str] = &["identity", "onnxruntime", "python"];
+const BUILT_IN: &[&str] = &["identity", "onnxruntime", "python", "tokenizer"];

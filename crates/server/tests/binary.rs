@@ -104,7 +104,7 @@ fn start_up_prints_the_model_and_option_tables() {
     );
     assert!(
         all.contains(
-            "| good  | 2       | UNAVAILABLE: backend 'custom' is not available in this build; available backends: identity, onnxruntime, python"
+            "| good  | 2       | UNAVAILABLE: backend 'custom' is not available in this build; available backends: identity, onnxruntime, python, tokenizer"
         ),
         "{all}"
     );

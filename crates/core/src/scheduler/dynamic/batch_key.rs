@@ -24,6 +24,8 @@ struct Enforced {
     name: String,
     /// A shape tensor: its contents must be equal too.
     contents: bool,
+    /// Padded to the batch's longest: only the rank must be equal.
+    rank_only: bool,
 }
 
 /// The inputs a model's batches must agree on.
@@ -37,8 +39,9 @@ pub(crate) struct ShapeRule {
 }
 
 impl ShapeRule {
-    /// The rule of `config`.
-    pub fn new(config: &ModelConfig) -> Self {
+    /// The rule of `config`; the inputs named in `padded` are padded to
+    /// the batch's longest, so only their rank matters.
+    pub fn new(config: &ModelConfig, padded: &[String]) -> Self {
         let enforced = config
             .input
             .iter()
@@ -46,6 +49,7 @@ impl ShapeRule {
             .map(|i| Enforced {
                 name: i.name.clone(),
                 contents: i.is_shape_tensor,
+                rank_only: padded.contains(&i.name),
             })
             .collect();
         let presence = if config.input.iter().any(|i| i.optional) {
@@ -77,7 +81,9 @@ impl ShapeRule {
                 .get(usize::from(self.batching)..)
                 .unwrap_or(&[]);
             parts.push(dims.len() as i64);
-            parts.extend_from_slice(dims);
+            if !input.rank_only {
+                parts.extend_from_slice(dims);
+            }
             if input.contents {
                 parts.push(tensor.data.len() as i64);
                 parts.extend(tensor.data.iter().map(|b| i64::from(*b)));
@@ -123,7 +129,7 @@ mod tests {
 
     #[test]
     fn fixed_shapes_always_batch() {
-        let rule = ShapeRule::new(&config(vec![input("A", &[4])]));
+        let rule = ShapeRule::new(&config(vec![input("A", &[4])]), &[]);
         assert_eq!(
             rule.key(&request(&[("A", &[1, 4])])),
             rule.key(&request(&[("A", &[3, 4])]))
@@ -132,7 +138,7 @@ mod tests {
 
     #[test]
     fn variable_shapes_must_match_beyond_the_batch_dimension() {
-        let rule = ShapeRule::new(&config(vec![input("A", &[-1]), input("B", &[2])]));
+        let rule = ShapeRule::new(&config(vec![input("A", &[-1]), input("B", &[2])]), &[]);
         let a2 = rule.key(&request(&[("A", &[1, 2]), ("B", &[1, 2])]));
         let a2_batch3 = rule.key(&request(&[("A", &[3, 2]), ("B", &[3, 2])]));
         let a5 = rule.key(&request(&[("A", &[1, 5]), ("B", &[1, 2])]));
@@ -144,7 +150,7 @@ mod tests {
     fn ragged_inputs_are_not_compared() {
         let mut ragged = input("A", &[-1]);
         ragged.allow_ragged_batch = true;
-        let rule = ShapeRule::new(&config(vec![ragged]));
+        let rule = ShapeRule::new(&config(vec![ragged]), &[]);
         assert_eq!(
             rule.key(&request(&[("A", &[1, 2])])),
             rule.key(&request(&[("A", &[1, 7])]))
@@ -155,7 +161,7 @@ mod tests {
     fn optional_inputs_must_be_present_alike() {
         let mut optional = input("B", &[2]);
         optional.optional = true;
-        let rule = ShapeRule::new(&config(vec![input("A", &[2]), optional]));
+        let rule = ShapeRule::new(&config(vec![input("A", &[2]), optional]), &[]);
         assert_ne!(
             rule.key(&request(&[("A", &[1, 2])])),
             rule.key(&request(&[("A", &[1, 2]), ("B", &[1, 2])]))
@@ -166,7 +172,7 @@ mod tests {
     fn shape_tensor_contents_are_compared() {
         let mut shape = input("S", &[1]);
         shape.is_shape_tensor = true;
-        let rule = ShapeRule::new(&config(vec![shape]));
+        let rule = ShapeRule::new(&config(vec![shape]), &[]);
         let with = |b: &'static [u8]| InferRequest {
             inputs: vec![Tensor::new(
                 "S",
@@ -184,5 +190,13 @@ mod tests {
             rule.key(&with(&[1, 0, 0, 0])),
             rule.key(&with(&[2, 0, 0, 0]))
         );
+    }
+
+    #[test]
+    fn padded_inputs_only_need_the_same_rank() {
+        let rule = ShapeRule::new(&config(vec![input("A", &[-1])]), &["A".to_string()]);
+        let short = rule.key(&request(&[("A", &[1, 3])]));
+        assert_eq!(short, rule.key(&request(&[("A", &[1, 7])])));
+        assert_ne!(short, rule.key(&request(&[("A", &[1, 7, 2])])));
     }
 }

@@ -7,6 +7,7 @@ mod batch_key;
 #[cfg(test)]
 mod handle_tests;
 mod ordering;
+mod padding;
 mod queue;
 mod state;
 #[cfg(test)]
@@ -25,6 +26,7 @@ use oxiserve_types::{Error, ErrorKind, Result};
 use self::{
     batch_key::ShapeRule,
     ordering::ResponseOrder,
+    padding::Padding,
     queue::{Meta, Refusal, Removed},
     state::{Cancellable, Next, State},
 };
@@ -48,6 +50,8 @@ struct Shared {
     work: Condvar,
     /// Wakes the timer: a request arrived or the batcher stopped.
     timer: Condvar,
+    /// `batch_padding`: inputs padded to the batch's longest.
+    padding: Option<Padding>,
 }
 
 impl Shared {
@@ -65,10 +69,16 @@ impl Cancellable for Job {
 impl DynamicBatcher {
     /// The batcher of `config`'s `dynamic_batching`.
     pub fn new(config: &ModelConfig, batching: &ModelDynamicBatching) -> Result<Self> {
+        let padding = Padding::new(config)?;
+        let padded = padding
+            .as_ref()
+            .map(|p| p.inputs.clone())
+            .unwrap_or_default();
         let shared = Arc::new(Shared {
             state: Mutex::new(State::new(batching, config.max_batch_size)),
             work: Condvar::new(),
             timer: Condvar::new(),
+            padding,
         });
         let timer = if has_timeouts(batching) {
             let shared = shared.clone();
@@ -82,7 +92,7 @@ impl DynamicBatcher {
         };
         Ok(Self {
             shared,
-            rule: ShapeRule::new(config),
+            rule: ShapeRule::new(config, &padded),
             order: batching.preserve_ordering.then(ResponseOrder::default),
             timer: Mutex::new(timer),
         })
@@ -213,10 +223,14 @@ impl BatchSource for DynamicSource {
                 state = shared.lock();
             }
             match step.next {
-                Next::Batch(batch) => {
+                Next::Batch(mut batch) => {
                     if state.len() > 0 {
                         // Another free instance may take what is left.
                         shared.work.notify_one();
+                    }
+                    drop(state);
+                    if let Some(padding) = &shared.padding {
+                        padding.apply(&mut batch);
                     }
                     return Some(batch);
                 }
