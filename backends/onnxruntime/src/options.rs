@@ -36,8 +36,18 @@ struct Accelerator {
     parameters: HashMap<String, String>,
 }
 
-/// Session config entries Triton passes through from model parameters.
-const CONFIG_ENTRIES: &[&str] = &["session.use_device_allocator_for_initializers"];
+/// Model parameters passed to ONNX Runtime as session config entries: every
+/// `session.*` key (Triton passes `session.use_device_allocator_for_initializers`;
+/// oxiserve passes all of ONNX Runtime's, e.g. `session.intra_op.allow_spinning`).
+const CONFIG_PREFIX: &str = "session.";
+
+/// Session config entries set unless the model's parameters say otherwise.
+/// Spinning thread pools burn the cores the server's request threads need
+/// between batches; ONNX Runtime's own default is to spin.
+const DEFAULT_ENTRIES: &[(&str, &str)] = &[
+    ("session.intra_op.allow_spinning", "0"),
+    ("session.inter_op.allow_spinning", "0"),
+];
 
 impl SessionOptions {
     /// Reads the options of `config`. Without `intra_op_thread_count`, the
@@ -109,14 +119,7 @@ impl SessionOptions {
             use_global_pool,
             mem_arena: params.flag("enable_mem_arena")?,
             mem_pattern: params.flag("enable_mem_pattern")?,
-            config_entries: CONFIG_ENTRIES
-                .iter()
-                .filter_map(|&key| {
-                    params
-                        .get(key)
-                        .map(|p| (key.to_string(), p.string_value.clone()))
-                })
-                .collect(),
+            config_entries: config_entries(config),
             gpu_accelerators,
             op_libraries: config
                 .model_operations
@@ -199,10 +202,9 @@ impl SessionOptions {
                 };
             }
         }
-        let mut cpu = ep::CPU::default();
-        if let Some(enable) = self.mem_arena {
-            cpu = cpu.with_arena_allocator(enable);
-        }
+        // ONNX Runtime's (and Triton's) default keeps the CPU arena; the
+        // `ort` crate's CPU provider turns it off unless asked.
+        let cpu = ep::CPU::default().with_arena_allocator(self.mem_arena.unwrap_or(true));
         builder
             .with_execution_providers([cpu.build()])
             .map_err(|e| {
@@ -240,6 +242,24 @@ impl SessionOptions {
         providers.push(cuda.build().error_on_failure());
         providers
     }
+}
+
+/// The defaults, then every `session.*` parameter of `config` (sorted).
+fn config_entries(config: &ModelConfig) -> Vec<(String, String)> {
+    let mut given: Vec<(String, String)> = config
+        .parameters
+        .iter()
+        .filter(|(key, _)| key.starts_with(CONFIG_PREFIX))
+        .map(|(key, p)| (key.clone(), p.string_value.trim().to_string()))
+        .collect();
+    given.sort();
+    let mut entries: Vec<(String, String)> = DEFAULT_ENTRIES
+        .iter()
+        .filter(|(key, _)| !given.iter().any(|(k, _)| k == key))
+        .map(|&(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    entries.extend(given);
+    entries
 }
 
 /// A model's string parameters, read as Triton's backend reads them.
