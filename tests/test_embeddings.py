@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 import requests
+import tokenizers
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
@@ -141,3 +142,34 @@ def test_texts_of_different_lengths_batch_together(server):
     inferences, executions = after[0] - before[0], after[1] - before[1]
     assert inferences == len(texts)
     assert executions < inferences
+
+
+def test_the_seed_client_script(server):
+    """Seed 000's tritonclient script, as written there (binary BYTES in,
+    binary output__0 out)."""
+    text = np.array([[t.encode("utf-8")] for t in SEED_TITLES], dtype=np.bytes_)
+    input_text = httpclient.InferInput("input_text", list(text.shape), datatype="BYTES")
+    input_text.set_data_from_numpy(text, binary_data=True)
+    outputs = httpclient.InferRequestedOutput("output__0", binary_data=True)
+    client = httpclient.InferenceServerClient(url=server.url)
+    result = client.infer(model_name="embedding", inputs=[input_text], outputs=[outputs])
+    assert result.as_numpy("output__0").shape == (2, 384)
+
+
+MORE_TEXTS = ["  leading and trailing spaces  ", "tabs\tand\nnewlines", "ÀÉÎÕÜ ñ ç ß",
+              "日本語のテキストと中文文本", "mixed 한국어 English 123,456.78!", "a" * 600,
+              "emoji 👩‍👩‍👧‍👦 zwj sequence", "ｆｕｌｌｗｉｄｔｈ"]
+
+
+def test_token_ids_equal_python_tokenizers_live(server):
+    """More texts, compared with the Python `tokenizers` library run here on
+    the same tokenizer.json with sentence-transformers' settings."""
+    python = tokenizers.Tokenizer.from_file(
+        str(EXAMPLES / "minilm_tokenizer/1/tokenizer.json"))
+    python.enable_truncation(REFERENCE["max_seq_length"])
+    python.no_padding()
+    with httpclient.InferenceServerClient(server.url) as client:
+        result = client.infer("minilm_tokenizer", [texts_input(httpclient, MORE_TEXTS)])
+    ids, mask = result.as_numpy("input_ids"), result.as_numpy("attention_mask")
+    for row, row_mask, text in zip(ids, mask, MORE_TEXTS):
+        assert row[row_mask == 1].tolist() == python.encode(text).ids, text
