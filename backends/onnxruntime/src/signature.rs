@@ -219,36 +219,26 @@ impl Signature {
         }
         let batching = config.max_batch_size > 0;
         if config.input.is_empty() {
-            config.input = self
-                .inputs
-                .iter()
-                .map(|(name, info)| {
-                    let (data_type, dims, reshape) = complete_tensor(info, batching);
-                    ModelInput {
-                        name: name.clone(),
-                        data_type,
-                        dims,
-                        reshape,
-                        ..Default::default()
-                    }
-                })
-                .collect();
+            config.input = completed(&self.inputs, batching, |name, data_type, dims, reshape| {
+                ModelInput {
+                    name,
+                    data_type,
+                    dims,
+                    reshape,
+                    ..Default::default()
+                }
+            });
         }
         if config.output.is_empty() {
-            config.output = self
-                .outputs
-                .iter()
-                .map(|(name, info)| {
-                    let (data_type, dims, reshape) = complete_tensor(info, batching);
-                    ModelOutput {
-                        name: name.clone(),
-                        data_type,
-                        dims,
-                        reshape,
-                        ..Default::default()
-                    }
-                })
-                .collect();
+            config.output = completed(&self.outputs, batching, |name, data_type, dims, reshape| {
+                ModelOutput {
+                    name,
+                    data_type,
+                    dims,
+                    reshape,
+                    ..Default::default()
+                }
+            });
         }
         Ok(())
     }
@@ -349,6 +339,21 @@ fn compare_dims(
         model_dims.len(),
         format_shape(model_dims)
     )))
+}
+
+/// Every tensor of `infos` as auto-complete writes it, built by `make`.
+fn completed<T>(
+    infos: &TensorInfos,
+    batching: bool,
+    make: impl Fn(String, i32, Vec<i64>, Option<ModelTensorReshape>) -> T,
+) -> Vec<T> {
+    infos
+        .iter()
+        .map(|(name, info)| {
+            let (data_type, dims, reshape) = complete_tensor(info, batching);
+            make(name.clone(), data_type, dims, reshape)
+        })
+        .collect()
 }
 
 /// A tensor's datatype, dims and reshape as auto-complete writes them: no
