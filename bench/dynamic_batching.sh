@@ -99,14 +99,7 @@ cmd() { # TARGET VARIANT MODE: the server command line
   esac
 }
 wait_ready() { # TARGET VARIANT: server ready, model ready, right answer
-  local base="http://127.0.0.1:${PORT[$1]}" deadline=$((SECONDS + READY_TIMEOUT))
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/health/ready" || true)" = 200 ]; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { echo "exited before ready"; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "not ready after ${READY_TIMEOUT}s"; return 1; }
-    sleep 0.2
-  done
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/models/$2/ready" || true)" = 200 ] ||
-    { echo "server ready but model $2 not ready"; return 1; }
+  await_ready "${PORT[$1]}" "$SERVER_PID" "$READY_TIMEOUT" "$2" || return 1
   local err
   err=$(check_answer "${PORT[$1]}" "$2" "$WORK/$2.body" "${KIND[$2]}" 2>&1) ||
     { echo "wrong answer: $(tail -n 2 <<<"$err" | tr '\n' ' ')"; return 1; }

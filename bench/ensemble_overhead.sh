@@ -120,15 +120,9 @@ cmd() { # TARGET MEMBER: the server command line
   esac
 }
 wait_ready() { # TARGET MEMBER: server ready, both models ready, right answers
-  local base="http://127.0.0.1:${PORT[$1]}" deadline=$((SECONDS + READY_TIMEOUT)) model err
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/health/ready" || true)" = 200 ]; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { echo "exited before ready"; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "not ready after ${READY_TIMEOUT}s"; return 1; }
-    sleep 0.2
-  done
+  local model err
+  await_ready "${PORT[$1]}" "$SERVER_PID" "$READY_TIMEOUT" "$2" "ens_$2" || return 1
   for model in "$2" "ens_$2"; do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/models/$model/ready" || true)" = 200 ] ||
-      { echo "server ready but model $model not ready"; return 1; }
     err=$(check_answer "${PORT[$1]}" "$model" "$WORK/$2.body" "$2" 2>&1) ||
       { echo "wrong answer from $model: $(tail -n 2 <<<"$err" | tr '\n' ' ')"; return 1; }
   done

@@ -106,14 +106,7 @@ cmd() { # REPO
   echo "$OXISERVE_BIN --model-repository=$1 --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))${OXISERVE_ARGS:+ $OXISERVE_ARGS}"
 }
 wait_ready() { # MODEL: server ready, model ready, right answer
-  local base="http://127.0.0.1:$PORT" deadline=$((SECONDS + READY_TIMEOUT))
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/health/ready" || true)" = 200 ]; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { echo "exited before ready"; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "not ready after ${READY_TIMEOUT}s"; return 1; }
-    sleep 0.2
-  done
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/models/$1/ready" || true)" = 200 ] ||
-    { echo "server ready but model $1 not ready"; return 1; }
+  await_ready "$PORT" "$SERVER_PID" "$READY_TIMEOUT" "$1" || return 1
   local out
   out=$("$PYTHON" bench/onnx/check_answer.py "$PORT" "$1" "$WORK/data" 2>&1) ||
     { echo "wrong answer: $(tail -n 2 <<<"$out" | tr '\n' ' ')"; return 1; }

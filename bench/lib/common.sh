@@ -180,4 +180,18 @@ declare -F stop_server >/dev/null || stop_server() {
 
 declare -F log >/dev/null || log() { echo "[bench] $*" >&2; }
 
+await_ready() { # PORT PID TIMEOUT_S MODEL...: GET /v2/health/ready = 200 (polled every 0.2 s),
+  # then every MODEL ready; prints why not and fails
+  local base="http://127.0.0.1:$1" pid=$2 timeout=$3 deadline=$((SECONDS + $3)) m
+  shift 3
+  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/health/ready" || true)" = 200 ]; do
+    kill -0 "$pid" 2>/dev/null || { echo "exited before ready"; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "not ready after ${timeout}s"; return 1; }
+    sleep 0.2
+  done
+  for m in "$@"; do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v2/models/$m/ready" || true)" = 200 ] ||
+      { echo "server ready but model $m not ready"; return 1; }
+  done
+}
 ensure_wrk() { command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }; }
