@@ -43,6 +43,8 @@ pub(crate) struct ImplicitState {
     stored: Mutex<HashMap<CorrId, Stored>>,
     /// A sequence silent for longer has lost its slot; its state is dropped.
     max_idle: Duration,
+    /// When idle states were last dropped: at most every half idle time.
+    swept: Mutex<Instant>,
 }
 
 #[derive(Debug)]
@@ -72,6 +74,7 @@ impl ImplicitState {
             listed_outputs: config.output.iter().map(|o| o.name.clone()).collect(),
             stored: Mutex::new(HashMap::new()),
             max_idle,
+            swept: Mutex::new(Instant::now()),
         })))
     }
 
@@ -94,8 +97,16 @@ impl ImplicitState {
         }
     }
 
-    /// Drops the state of sequences that have been silent past the idle time.
+    /// Drops the state of sequences that have been silent past the idle
+    /// time; cheap when called often (it looks at most every half idle time).
     pub fn forget_idle(&self, now: Instant) {
+        {
+            let mut swept = self.swept.lock().unwrap_or_else(|e| e.into_inner());
+            if now.saturating_duration_since(*swept) < self.max_idle / 2 {
+                return;
+            }
+            *swept = now;
+        }
         let mut stored = self.stored.lock().unwrap_or_else(|e| e.into_inner());
         stored.retain(|_, s| now.saturating_duration_since(s.touched) <= self.max_idle);
     }
