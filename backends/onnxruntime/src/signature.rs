@@ -363,7 +363,7 @@ fn complete_tensor(
     info: &TensorInfo,
     batching: bool,
 ) -> (i32, Vec<i64>, Option<ModelTensorReshape>) {
-    let data_type = dtype::from_onnx(info.dtype).map_or(0, config_number);
+    let data_type = dtype::from_onnx(info.dtype).map_or(0, DataType::config_number);
     let skip = usize::from(batching).min(info.dims.len());
     let mut dims = info.dims[skip..].to_vec();
     let mut reshape = None;
@@ -374,13 +374,6 @@ fn complete_tensor(
         }
     }
     (data_type, dims, reshape)
-}
-
-/// The number of `inference.DataType` for a datatype.
-fn config_number(dtype: DataType) -> i32 {
-    (1..=DataType::all().len() as i32)
-        .find(|&n| DataType::from_config_number(n) == Some(dtype))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

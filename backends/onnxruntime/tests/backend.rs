@@ -121,6 +121,15 @@ fn load(dir: &Path, config: ModelConfig) -> Arc<dyn Model> {
     backend().load(&context(dir, config)).unwrap()
 }
 
+fn instance(model: &dyn Model, kind: InstanceKind) -> Box<dyn oxiserve_backend::ModelInstance> {
+    let context = InstanceContext {
+        name: "m_0".into(),
+        kind,
+        device_id: 0,
+    };
+    model.create_instance(&context).unwrap()
+}
+
 #[test]
 fn add_model_passes_the_conformance_kit() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,13 +149,7 @@ fn a_batch_is_run_once_and_split_by_request() {
     let dir = tempfile::tempdir().unwrap();
     write_add(dir.path());
     let model = load(dir.path(), add_config());
-    let mut instance = model
-        .create_instance(&InstanceContext {
-            name: "m_0".into(),
-            kind: InstanceKind::Cpu,
-            device_id: 0,
-        })
-        .unwrap();
+    let mut instance = instance(model.as_ref(), InstanceKind::Cpu);
     let sizes = [1usize, 3, 2];
     let (requests, collected): (Vec<_>, Vec<_>) = sizes
         .iter()
@@ -269,13 +272,7 @@ fn a_gpu_instance_without_cuda_in_the_library_runs_on_the_cpu() {
     let dir = tempfile::tempdir().unwrap();
     write_add(dir.path());
     let model = load(dir.path(), add_config());
-    let mut instance = model
-        .create_instance(&InstanceContext {
-            name: "m_gpu_0".into(),
-            kind: InstanceKind::Gpu,
-            device_id: 0,
-        })
-        .unwrap();
+    let mut instance = instance(model.as_ref(), InstanceKind::Gpu);
     let (request, collected) = collecting_request(add_request(1, 1.0), &["C"]);
     instance.execute(vec![request], &mut ComputeTiming::default());
     let events = collected.lock().unwrap();

@@ -99,6 +99,14 @@ impl DataType {
             .and_then(|i| ALL.get(i).copied())
     }
 
+    /// The number of this datatype in Triton's `inference.DataType` enum
+    /// (the inverse of [`Self::from_config_number`]).
+    pub fn config_number(self) -> i32 {
+        ALL.iter()
+            .position(|&d| d == self)
+            .map_or(0, |i| i as i32 + 1)
+    }
+
     /// Size of one element in bytes; `None` for variable-size BYTES.
     pub fn element_size(self) -> Option<usize> {
         Some(match self {
@@ -136,6 +144,12 @@ mod tests {
         assert_eq!(DataType::from_config_number(11), Some(DataType::Fp32));
         assert_eq!(DataType::from_config_number(13), Some(DataType::Bytes));
         assert_eq!(DataType::from_config_number(14), Some(DataType::Bf16));
+        for &dtype in DataType::all() {
+            assert_eq!(
+                DataType::from_config_number(dtype.config_number()),
+                Some(dtype)
+            );
+        }
         assert_eq!(DataType::from_config_number(15), None);
         assert_eq!(DataType::Bytes.config_name(), "TYPE_STRING");
     }

@@ -65,11 +65,6 @@ mod tests {
     use super::*;
 
     fn config(max_batch_size: i32, inputs: &[(&str, DataType, &[i64])]) -> ModelConfig {
-        let number = |t: DataType| {
-            (1..=14)
-                .find(|&n| DataType::from_config_number(n) == Some(t))
-                .unwrap()
-        };
         ModelConfig {
             name: "m".into(),
             max_batch_size,
@@ -77,7 +72,7 @@ mod tests {
                 .iter()
                 .map(|(name, t, dims)| ModelInput {
                     name: name.to_string(),
-                    data_type: number(*t),
+                    data_type: t.config_number(),
                     dims: dims.to_vec(),
                     ..Default::default()
                 })
