@@ -5,6 +5,7 @@
 //! sequence's requests on one instance slot. An ensemble's scheduler sends each request through
 //! its steps' models instead.
 
+mod batch_rules;
 mod default;
 mod dynamic;
 mod ensemble;

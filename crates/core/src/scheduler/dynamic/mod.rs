@@ -23,9 +23,11 @@ use oxiserve_backend::ResponseTarget;
 use oxiserve_proto::{ModelConfig, inference::ModelDynamicBatching};
 use oxiserve_types::{Error, ErrorKind, Result};
 
-use self::{
-    batch_key::ShapeRule,
+pub(super) use self::{
+    batch_key::{BatchKey, ShapeRule},
     ordering::ResponseOrder,
+};
+use self::{
     padding::Padding,
     queue::{Meta, Refusal, Removed},
     state::{Cancellable, Next, State},

@@ -1,14 +1,24 @@
-//! The sequence batcher (`sequence_batching { ... }`), direct strategy:
-//! every request of a sequence (one correlation id) executes on the
-//! instance slot its first request got, with the control inputs the model
-//! declares. The decisions live in [`State`]; this handle feeds it requests
-//! and lets each instance take its batches.
+//! The sequence batcher (`sequence_batching { ... }`): every request of a
+//! sequence (one correlation id) executes on the instance slot its first
+//! request got, with the control inputs the model declares. With the direct
+//! strategy an instance batches the next request of each of its slots; with
+//! the oldest strategy it batches the oldest ready requests of its candidate
+//! sequences, one per sequence. The decisions live in [`State`] and
+//! [`oldest::OldestState`]; this handle feeds them requests and lets each
+//! instance take its batches.
 
+mod completion;
 mod control;
+#[cfg(test)]
+mod handle_tests;
 mod implicit_state;
+mod oldest;
+#[cfg(test)]
+mod oldest_tests;
 mod state;
 #[cfg(test)]
 mod state_tests;
+mod strategy;
 
 use std::{
     path::Path,
@@ -23,11 +33,13 @@ use oxiserve_proto::{
 use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
 
 use self::{
+    completion::Completion,
     control::Controls,
     implicit_state::ImplicitState,
-    state::{CorrId, Flags, Next, Refusal, State},
+    state::{CorrId, Dispatch, Flags, Next, Refusal},
+    strategy::Strategy,
 };
-use super::{BatchSource, Job};
+use super::{BatchSource, Job, dynamic::ResponseOrder};
 
 /// Idle time after which a sequence loses its slot when the configuration
 /// sets none (Triton's default: one second).
@@ -42,16 +54,19 @@ pub(crate) struct SequenceBatcher {
 
 #[derive(Debug)]
 struct Shared {
-    state: Mutex<State<Job>>,
-    /// Wakes instances: a request arrived, a slot changed hands or the
-    /// batcher stopped.
+    state: Mutex<Strategy>,
+    /// Wakes instances: a request arrived or completed, a slot changed
+    /// hands or the batcher stopped.
     work: Condvar,
     controls: Controls,
     implicit: Option<Arc<ImplicitState>>,
+    /// The oldest strategy's `preserve_ordering`: each instance answers in
+    /// the order it took its requests.
+    preserve_ordering: bool,
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State<Job>> {
+    fn lock(&self) -> MutexGuard<'_, Strategy> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -64,25 +79,22 @@ impl SequenceBatcher {
         batching: &ModelSequenceBatching,
         model_path: &Path,
     ) -> Result<Self> {
-        if let Some(StrategyChoice::Oldest(_)) = batching.strategy_choice {
-            log::warn!(
-                "model '{}': the oldest sequence batching strategy is not supported yet; \
-                 sequences are scheduled with the direct strategy",
-                config.name
-            );
-        }
         let idle = match batching.max_sequence_idle_microseconds {
             0 => DEFAULT_IDLE,
             us => Duration::from_micros(us),
         };
-        let slots = usize::try_from(config.max_batch_size).unwrap_or(0);
         let implicit = ImplicitState::new(config, batching, model_path, idle)?;
+        let preserve_ordering = matches!(
+            &batching.strategy_choice,
+            Some(StrategyChoice::Oldest(oldest)) if oldest.preserve_ordering
+        );
         Ok(Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State::new(slots, idle)),
+                state: Mutex::new(Strategy::new(config, batching, idle)),
                 work: Condvar::new(),
                 controls: Controls::new(batching, config.max_batch_size)?,
                 implicit,
+                preserve_ordering,
             }),
             model_name: config.name.clone(),
         })
@@ -173,6 +185,7 @@ impl SequenceBatcher {
         Box::new(SequenceSource {
             shared: self.shared.clone(),
             instance,
+            order: self.shared.preserve_ordering.then(ResponseOrder::default),
         })
     }
 }
@@ -219,6 +232,39 @@ fn correlation_id(request: &InferRequest) -> Option<CorrId> {
 struct SequenceSource {
     shared: Arc<Shared>,
     instance: usize,
+    /// Set with `preserve_ordering`.
+    order: Option<ResponseOrder>,
+}
+
+impl SequenceSource {
+    /// The job of `dispatch`, with its control and state inputs, answering
+    /// through a [`Completion`] when the strategy awaits one.
+    fn prepare(&self, dispatch: Dispatch<Job>, awaits_completion: bool) -> Job {
+        let shared = &self.shared;
+        let Dispatch {
+            item: mut job,
+            control,
+            slot,
+        } = dispatch;
+        job.request
+            .request
+            .inputs
+            .extend(shared.controls.tensors(&control));
+        if let Some(implicit) = &shared.implicit {
+            let states = implicit.inputs(&control.corrid, control.start);
+            job.request.request.inputs.extend(states);
+        }
+        // An END request's slot is already free: nothing waits for it.
+        if awaits_completion && !control.end {
+            job.request.sink = job.request.sink.wrap(|inner| {
+                Box::new(Completion::new(shared.clone(), self.instance, slot, inner))
+            });
+        }
+        if let Some(order) = &self.order {
+            job.request.sink = job.request.sink.wrap(|inner| order.register(inner));
+        }
+        job
+    }
 }
 
 impl BatchSource for SequenceSource {
@@ -233,20 +279,11 @@ impl BatchSource for SequenceSource {
                         // A freed slot may have gone to another instance.
                         shared.work.notify_all();
                     }
+                    let awaits_completion = state.awaits_completion();
                     drop(state);
                     let jobs = batch
                         .into_iter()
-                        .map(|dispatch| {
-                            let mut job = dispatch.item;
-                            let control = &dispatch.control;
-                            let controls = shared.controls.tensors(control);
-                            job.request.request.inputs.extend(controls);
-                            if let Some(implicit) = &shared.implicit {
-                                let states = implicit.inputs(&control.corrid, control.start);
-                                job.request.request.inputs.extend(states);
-                            }
-                            job
-                        })
+                        .map(|dispatch| self.prepare(dispatch, awaits_completion))
                         .collect();
                     return Some(jobs);
                 }

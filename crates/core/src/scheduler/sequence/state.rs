@@ -1,13 +1,19 @@
-//! The sequence batcher's decisions (direct strategy), free of threads and
-//! clocks: every call gets the current time.
+//! The sequence batcher's sequence slots, free of threads and clocks: every
+//! call gets the current time.
 //!
-//! Each instance owns `max_batch_size` sequence slots (one without
-//! batching). A request starting a sequence takes a free slot, or waits in
-//! the backlog until one frees; every later request of that sequence goes
-//! to the same slot. A free instance takes the next request of each of its
-//! slots as one batch. The request carrying the END flag frees its slot
-//! when it is taken; a sequence that sent nothing for the idle time loses
-//! its slot. A slot is freed only by the sequence occupying it, once.
+//! Each instance owns a number of sequence slots (`max_batch_size`, or
+//! `max_candidate_sequences` with the oldest strategy; one at least). A
+//! request starting a sequence takes a free slot, or waits in the backlog
+//! until one frees; every later request of that sequence goes to the same
+//! slot. The request carrying the END flag frees its slot when it is taken;
+//! a sequence that sent nothing for the idle time loses its slot. A slot is
+//! freed only by the sequence occupying it, once.
+//!
+//! [`State::next`] is the direct strategy: a free instance takes the next
+//! request of each of its slots as one batch. The oldest strategy
+//! ([`super::oldest`]) picks among [`State::candidates`] instead and waits
+//! for each request it takes to complete before its sequence's next request
+//! may go.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -52,6 +58,18 @@ pub(crate) struct Control {
 pub(crate) struct Dispatch<T> {
     pub item: T,
     pub control: Control,
+    /// The instance's slot its sequence holds.
+    pub slot: usize,
+}
+
+/// The next request of a sequence that may execute now (oldest strategy).
+#[derive(Debug)]
+pub(crate) struct Candidate<'a, T> {
+    pub slot: usize,
+    pub item: &'a T,
+    /// Since when it may execute: it arrived and its sequence's previous
+    /// request completed.
+    pub ready: Instant,
 }
 
 /// Why a request was not queued.
@@ -77,36 +95,64 @@ pub(crate) enum Next<T> {
     Stopped,
 }
 
+/// A queued request.
+#[derive(Debug)]
+struct Queued<T> {
+    item: T,
+    flags: Flags,
+    arrived: Instant,
+}
+
 /// A sequence and the requests it queued.
 #[derive(Debug)]
 struct Sequence<T> {
     corrid: CorrId,
-    queue: VecDeque<(T, Flags)>,
+    queue: VecDeque<Queued<T>>,
     /// Its END request arrived: no more requests join it.
     ended: bool,
-    /// When it last queued or started a request.
+    /// When it last queued, started or completed a request.
     last: Instant,
+    /// A request of it was taken and has not completed (oldest strategy).
+    in_flight: bool,
+    /// When its last request in flight completed (or it began).
+    free_since: Instant,
 }
 
 impl<T> Sequence<T> {
     fn new(corrid: CorrId, item: T, flags: Flags, now: Instant) -> Self {
-        Self {
+        let mut sequence = Self {
             corrid,
-            queue: VecDeque::from([(item, flags)]),
-            ended: flags.end,
+            queue: VecDeque::new(),
+            ended: false,
             last: now,
-        }
+            in_flight: false,
+            free_since: now,
+        };
+        sequence.push(item, flags, now);
+        sequence
     }
 
     fn push(&mut self, item: T, flags: Flags, now: Instant) {
-        self.queue.push_back((item, flags));
+        self.queue.push_back(Queued {
+            item,
+            flags,
+            arrived: now,
+        });
         self.ended |= flags.end;
         self.last = now;
+    }
+
+    /// Whether it may lose its slot at `now`: nothing queued or in flight,
+    /// and silent for `max_idle` (or at once, when `stopped`).
+    fn is_idle(&self, now: Instant, max_idle: Duration, stopped: bool) -> bool {
+        self.queue.is_empty()
+            && !self.in_flight
+            && (stopped || now.saturating_duration_since(self.last) >= max_idle)
     }
 }
 
 /// Where a sequence holding a slot sits: (instance, slot).
-type SlotId = (usize, usize);
+pub(crate) type SlotId = (usize, usize);
 
 /// The slots of every instance, the sequences in them and the backlog.
 #[derive(Debug)]
@@ -169,6 +215,11 @@ impl<T> State<T> {
         self.stopped = true;
     }
 
+    /// Whether [`Self::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
     /// Queues a request of sequence `corrid` arriving at `now`, or says
     /// why not.
     pub fn enqueue(
@@ -211,48 +262,93 @@ impl<T> State<T> {
         Ok(())
     }
 
-    /// What free instance `instance` does at `now`.
+    /// What free instance `instance` does at `now` (direct strategy).
     pub fn next(&mut self, instance: usize, now: Instant) -> Next<T> {
         self.release_idle(now);
-        let mut batch = Vec::new();
-        for slot in 0..self.slots_per_instance {
-            let Some(sequence) = self.slots[instance][slot].as_mut() else {
-                continue;
-            };
-            let Some((item, flags)) = sequence.queue.pop_front() else {
-                continue;
-            };
-            sequence.last = now;
-            let control = Control {
-                start: flags.start,
-                end: flags.end,
-                ready: true,
-                corrid: sequence.corrid.clone(),
-            };
-            if flags.end {
-                self.release((instance, slot));
-            }
-            batch.push(Dispatch { item, control });
-        }
+        let batch: Vec<_> = (0..self.slots_per_instance)
+            .filter_map(|slot| self.take((instance, slot), now, false))
+            .collect();
         if !batch.is_empty() {
             return Next::Batch(batch);
         }
+        self.wait(None)
+    }
+
+    /// What an instance with nothing to take does: stop once stopped and
+    /// drained, else ask again at `wake` or when a sequence may become
+    /// idle, whichever comes first, or when something happens.
+    pub fn wait<U>(&self, wake: Option<Instant>) -> Next<U> {
         if self.stopped && self.len() == 0 {
             return Next::Stopped;
         }
-        match self.next_idle_deadline() {
+        match wake.into_iter().chain(self.next_idle_deadline()).min() {
             Some(at) => Next::WaitUntil(at),
             None => Next::WaitForRequests,
         }
     }
 
+    /// The next request of each sequence of `instance` that has one queued
+    /// and none in flight.
+    pub fn candidates(&self, instance: usize) -> impl Iterator<Item = Candidate<'_, T>> {
+        self.slots[instance]
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, sequence)| {
+                let sequence = sequence.as_ref().filter(|s| !s.in_flight)?;
+                let head = sequence.queue.front()?;
+                Some(Candidate {
+                    slot,
+                    item: &head.item,
+                    ready: head.arrived.max(sequence.free_since),
+                })
+            })
+    }
+
+    /// Takes the next request of the sequence in slot `at`, freeing the
+    /// slot when it is the END request; with `in_flight`, the sequence's
+    /// next request waits until [`Self::complete`] says this one completed.
+    pub fn take(&mut self, at: SlotId, now: Instant, in_flight: bool) -> Option<Dispatch<T>> {
+        let sequence = self.slots[at.0][at.1].as_mut()?;
+        if sequence.in_flight {
+            return None;
+        }
+        let Queued { item, flags, .. } = sequence.queue.pop_front()?;
+        sequence.last = now;
+        sequence.in_flight = in_flight && !flags.end;
+        let control = Control {
+            start: flags.start,
+            end: flags.end,
+            ready: true,
+            corrid: sequence.corrid.clone(),
+        };
+        if flags.end {
+            self.release(at);
+        }
+        Some(Dispatch {
+            item,
+            control,
+            slot: at.1,
+        })
+    }
+
+    /// The request in flight of the sequence in slot `at` completed at `now`.
+    pub fn complete(&mut self, at: SlotId, now: Instant) {
+        if let Some(sequence) = self.slots[at.0][at.1].as_mut()
+            && sequence.in_flight
+        {
+            sequence.in_flight = false;
+            sequence.last = now;
+            sequence.free_since = now;
+        }
+    }
+
     /// The earliest time a sequence holding a slot becomes idle.
-    pub fn next_idle_deadline(&self) -> Option<Instant> {
+    fn next_idle_deadline(&self) -> Option<Instant> {
         self.slots
             .iter()
             .flatten()
             .flatten()
-            .filter(|s| s.queue.is_empty())
+            .filter(|s| s.queue.is_empty() && !s.in_flight)
             .map(|s| s.last + self.max_idle)
             .min()
     }
@@ -260,13 +356,12 @@ impl<T> State<T> {
     /// Frees the slots of sequences that queued nothing for the idle time
     /// (once stopped, of every sequence with nothing queued, so that the
     /// backlog drains).
-    fn release_idle(&mut self, now: Instant) {
+    pub fn release_idle(&mut self, now: Instant) {
         let mut idle = Vec::new();
         for (instance, slots) in self.slots.iter().enumerate() {
             for (slot, sequence) in slots.iter().enumerate() {
                 if let Some(s) = sequence
-                    && s.queue.is_empty()
-                    && (self.stopped || now.saturating_duration_since(s.last) >= self.max_idle)
+                    && s.is_idle(now, self.max_idle, self.stopped)
                 {
                     idle.push((instance, slot));
                 }

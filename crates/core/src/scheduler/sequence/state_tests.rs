@@ -173,6 +173,7 @@ fn control_values_carry_the_flags_and_the_id() {
                 ready: true,
                 corrid: CorrId::Str("seq".into()),
             },
+            slot: 0,
         }])
     );
     assert_eq!(s.released(), 1);

@@ -1,0 +1,201 @@
+//! The sequence batcher's handle with the oldest strategy and a real
+//! instance thread: sequences share batches, a sequence's next request goes
+//! only once its previous one completed, and it gets the implicit state
+//! that one produced; `preserve_ordering` answers in the order requests were
+//! taken. The decisions themselves are tested on the State (oldest_tests.rs).
+
+use std::{
+    path::Path,
+    sync::{Arc, mpsc},
+    thread,
+    time::{Duration, Instant},
+};
+
+use oxiserve_backend::{
+    BackendRequest, BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget,
+};
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{
+        ModelSequenceBatching,
+        model_sequence_batching::{State as StateConfig, StrategyChoice, StrategyOldest},
+    },
+};
+use oxiserve_types::{DataType, InferRequest, ParameterValue, Tensor};
+
+use super::SequenceBatcher;
+use crate::{
+    scheduler::Job,
+    stats::{RequestRecord, StatsCollector},
+};
+
+const WAIT: Duration = Duration::from_secs(5);
+const TYPE_INT32: i32 = 8;
+
+/// Oldest strategy, batches of two (waiting long for the second), and an
+/// int32 state `IN_STATE` / `OUT_STATE`.
+fn batcher(preserve_ordering: bool) -> SequenceBatcher {
+    let config = ModelConfig {
+        name: "acc".into(),
+        max_batch_size: 4,
+        ..Default::default()
+    };
+    let batching = ModelSequenceBatching {
+        strategy_choice: Some(StrategyChoice::Oldest(StrategyOldest {
+            max_candidate_sequences: 4,
+            preferred_batch_size: vec![2],
+            max_queue_delay_microseconds: 60_000_000,
+            preserve_ordering,
+        })),
+        state: vec![StateConfig {
+            input_name: "IN_STATE".into(),
+            output_name: "OUT_STATE".into(),
+            data_type: TYPE_INT32,
+            dims: vec![1],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap()
+}
+
+fn int32(name: &str, value: i32) -> Tensor {
+    let data = value.to_le_bytes().to_vec();
+    Tensor::new(name, DataType::Int32, vec![1, 1], data.into())
+}
+
+fn value(tensor: &Tensor) -> i32 {
+    i32::from_le_bytes(tensor.data[..4].try_into().unwrap())
+}
+
+/// Reports each request's final event: its id and whether it succeeded.
+struct Client(String, mpsc::Sender<(String, bool)>);
+
+impl ResponseTarget for Client {
+    fn deliver(&mut self, event: ResponseEvent) {
+        if event.is_final {
+            let ok = matches!(event.response, Some(Ok(_)));
+            let _ = self.1.send((self.0.clone(), ok));
+        }
+    }
+}
+
+/// A request of sequence `corrid` adding `input`, with id `corrid+input`.
+fn job(
+    corrid: u64,
+    input: i32,
+    start: bool,
+    end: bool,
+    client: &mpsc::Sender<(String, bool)>,
+) -> Job {
+    let stats = Arc::new(StatsCollector::new(false));
+    let parameters = [
+        ("sequence_id", ParameterValue::Uint(corrid)),
+        ("sequence_start", ParameterValue::Bool(start)),
+        ("sequence_end", ParameterValue::Bool(end)),
+    ];
+    let id = format!("{corrid}+{input}");
+    let target = Box::new(Client(id.clone(), client.clone()));
+    Job {
+        request: BackendRequest {
+            request: InferRequest {
+                id,
+                inputs: vec![int32("IN", input)],
+                parameters: parameters
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                ..Default::default()
+            },
+            requested_outputs: Vec::new(),
+            sink: ResponseSink::new(target, CancelFlag::default()),
+        },
+        record: Arc::new(RequestRecord::new(stats, Instant::now())),
+        batch_size: 1,
+        enqueued: Instant::now(),
+    }
+}
+
+/// The model: answers `OUT_STATE` = `IN_STATE` + `IN`; returns the job's
+/// id and the state it got.
+fn execute(job: Job) -> (String, i32) {
+    let state = value(job.request.input("IN_STATE").expect("a state input"));
+    let sum = state + value(job.request.input("IN").unwrap());
+    let response = BackendResponse::new(vec![int32("OUT_STATE", sum)]);
+    let id = job.request.request.id.clone();
+    job.request.sink.respond(Ok(response));
+    (id, state)
+}
+
+/// An instance thread that hands each batch it takes to the test.
+fn instance(batcher: &SequenceBatcher) -> (mpsc::Receiver<Vec<Job>>, thread::JoinHandle<()>) {
+    let mut source = batcher.source();
+    let (batches, taken) = mpsc::channel();
+    let thread = thread::spawn(move || {
+        while let Some(batch) = source.next_batch() {
+            let _ = batches.send(batch);
+        }
+    });
+    (taken, thread)
+}
+
+fn ids(batch: &[Job]) -> Vec<String> {
+    batch.iter().map(|j| j.request.request.id.clone()).collect()
+}
+
+#[test]
+fn sequences_share_batches_and_each_request_gets_its_predecessors_state() {
+    let batcher = batcher(false);
+    let (taken, instance) = instance(&batcher);
+    let (client, answered) = mpsc::channel();
+    for (corrid, input, start, end) in [
+        (1, 1, true, false),
+        (1, 2, false, true),
+        (2, 10, true, false),
+        (2, 20, false, true),
+    ] {
+        batcher
+            .enqueue(job(corrid, input, start, end, &client))
+            .unwrap();
+    }
+    let first = taken.recv_timeout(WAIT).unwrap();
+    assert_eq!(ids(&first), ["1+1", "2+10"], "one request per sequence");
+    let mut first = first.into_iter();
+    assert_eq!(execute(first.next().unwrap()), ("1+1".into(), 0));
+    // 1+2 waits for a partner: 2+20 cannot go before 2+10 completed.
+    assert!(taken.recv_timeout(Duration::from_millis(50)).is_err());
+    assert_eq!(execute(first.next().unwrap()), ("2+10".into(), 0));
+    let second: Vec<_> = taken
+        .recv_timeout(WAIT)
+        .unwrap()
+        .into_iter()
+        .map(execute)
+        .collect();
+    assert_eq!(second, [("1+2".into(), 1), ("2+20".into(), 10)]);
+    let oks: Vec<bool> = (0..4)
+        .map(|_| answered.recv_timeout(WAIT).unwrap().1)
+        .collect();
+    assert_eq!(oks, [true; 4]);
+    batcher.stop();
+    instance.join().unwrap();
+}
+
+#[test]
+fn with_preserve_ordering_answers_leave_in_the_order_requests_were_taken() {
+    let batcher = batcher(true);
+    let (taken, instance) = instance(&batcher);
+    let (client, answered) = mpsc::channel();
+    batcher.enqueue(job(1, 1, true, false, &client)).unwrap();
+    batcher.enqueue(job(2, 10, true, true, &client)).unwrap();
+    let mut first = taken.recv_timeout(WAIT).unwrap();
+    assert_eq!(ids(&first), ["1+1", "2+10"]);
+    execute(first.pop().unwrap());
+    assert!(answered.try_recv().is_err(), "2+10 waits for 1+1");
+    execute(first.pop().unwrap());
+    let order: Vec<String> = (0..2)
+        .map(|_| answered.recv_timeout(WAIT).unwrap().0)
+        .collect();
+    assert_eq!(order, ["1+1", "2+10"]);
+    batcher.stop();
+    instance.join().unwrap();
+}
