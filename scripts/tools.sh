@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# Installs the system tools the tests need when they are missing: promtool
-# (Debian's `prometheus` package) checks the /metrics output. Cheap when
-# everything is there. Needs root and apt (as in CI); otherwise it says what
-# to install and the tests that need the tool fail with the same message.
+# Installs the system tools the tests need when they are missing, from Debian:
+# `prometheus` (promtool checks the /metrics output; the Prometheus server
+# scrapes the replicas in tests/test_replicated.py) and `nginx-light` (the load
+# balancer there). Cheap when everything is there. Needs root and apt (as in
+# CI); otherwise it says what to install and the tests that need a tool fail
+# or skip with the same message. kubectl and docker-compose come from PyPI
+# (tests/requirements.txt).
 set -euo pipefail
 
-if command -v promtool >/dev/null; then
+# command -> Debian package
+declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light)
+missing=()
+for tool in "${!packages[@]}"; do
+  if ! command -v "$tool" >/dev/null && [ ! -x "/usr/sbin/$tool" ]; then
+    missing+=("${packages[$tool]}")
+  fi
+done
+if [ ${#missing[@]} = 0 ]; then
   exit 0
 fi
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-  echo "tools: promtool is missing; install Debian's 'prometheus' package (apt-get install prometheus)" >&2
+  echo "tools: missing; install Debian's ${missing[*]} (apt-get install ${missing[*]})" >&2
   exit 0
 fi
 install() {
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 }
 if ! install; then
   apt-get update -q >/dev/null
   install
 fi
-echo "tools: installed promtool ($(promtool --version 2>&1 | head -1))" >&2
+echo "tools: installed ${missing[*]}" >&2
