@@ -96,7 +96,8 @@ def test_deployment_serves_like_triton(folder):
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
     container = server_container(deployment)
     check_command(container["args"])
-    assert "--model-repository=/models" in container["args"]
+    expected = "s3://" if folder.endswith("/s3") else "/models"
+    assert model_repository(objects, container).startswith(expected)
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == PORTS
     assert container["livenessProbe"]["httpGet"] == {"path": "/v2/health/live", "port": "http"}
@@ -116,29 +117,45 @@ def test_deployment_serves_like_triton(folder):
     assert service["spec"]["selector"].items() <= labels.items()
 
 
+def model_repository(objects, container):
+    """The container's `--model-repository`, with the `$(VAR)`s Kubernetes
+    expands from its environment (its config maps) replaced."""
+    env = {}
+    for source in container.get("envFrom", []):
+        if "configMapRef" in source:
+            name = source["configMapRef"]["name"]
+            (config_map,) = [c for c in objects["ConfigMap"] if c["metadata"]["name"] == name]
+            env.update(config_map["data"])
+    (arg,) = [a for a in container["args"] if a.startswith("--model-repository=")]
+    value = arg.split("=", 1)[1]
+    for name, text in env.items():
+        value = value.replace(f"$({name})", text)
+    assert "$(" not in value, f"{arg}: a variable no config map sets"
+    return value
+
+
 @pytest.mark.parametrize("folder", DEPLOYMENTS)
 def test_model_repository_volume(folder):
-    """A read-only /models from the PVC, or (s3) from an emptyDir an init
-    container fills from S3."""
+    """A read-only /models from the PVC, or (s3) none: oxiserve reads the
+    bucket itself into its cache in /tmp, an emptyDir, and polls it."""
     objects = render(folder)
     deployment = one(objects, "Deployment")
     spec = deployment["spec"]["template"]["spec"]
-    (mount,) = [m for m in server_container(deployment)["volumeMounts"]
-                if m["mountPath"] == "/models"]
-    assert mount["readOnly"] is True
-    volume = {v["name"]: v for v in spec["volumes"]}[mount["name"]]
+    container = server_container(deployment)
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in spec["volumes"]}
     if folder.endswith("/s3"):
-        assert set(volume) == {"name", "emptyDir"}
+        assert "/models" not in mounts and "models" not in volumes
         assert "PersistentVolumeClaim" not in objects
-        (sync,) = spec["initContainers"]
-        assert "aws s3 sync" in " ".join(sync["command"])
-        assert any(m["name"] == mount["name"] and m["mountPath"] == "/models"
-                   for m in sync["volumeMounts"])
-        (config,) = [e["configMapRef"]["name"] for e in sync["envFrom"] if "configMapRef" in e]
-        (config_map,) = [c for c in objects["ConfigMap"] if c["metadata"]["name"] == config]
-        assert config_map["data"]["MODEL_REPOSITORY_URI"].startswith("s3://")
+        assert "initContainers" not in spec
+        assert set(volumes[mounts["/tmp"]["name"]]) == {"name", "emptyDir"}
+        assert "--model-control-mode=poll" in container["args"]
+        secrets = [e["secretRef"] for e in container["envFrom"] if "secretRef" in e]
+        assert secrets == [{"name": "oxiserve-s3-credentials", "optional": True}]
     else:
-        claim = volume["persistentVolumeClaim"]["claimName"]
+        mount = mounts["/models"]
+        assert mount["readOnly"] is True
+        claim = volumes[mount["name"]]["persistentVolumeClaim"]["claimName"]
         assert one(objects, "PersistentVolumeClaim")["metadata"]["name"] == claim
 
 

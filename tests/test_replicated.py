@@ -1,6 +1,7 @@
 """A replicated set-up with real parts: two oxiserve replicas serving one model
-repository, behind nginx (Debian's) as the load balancer, scraped by a real
-Prometheus server (Debian's `prometheus`). Traffic goes through nginx from
+repository from a local S3 server (moto's server mode, checking credentials),
+behind nginx (Debian's) as the load balancer, scraped by a real Prometheus
+server (Debian's `prometheus`). Traffic goes through nginx from
 several threads; one replica is killed with SIGKILL mid-traffic. Only the
 requests in flight at the kill may fail; every request sent after it succeeds
 on the other replica, and Prometheus holds one series per replica.
@@ -24,7 +25,8 @@ import yaml
 
 from helpers import wait_for
 from models import identity, write_repository
-from servers import REPO_ROOT, TARGET, Server
+from s3_helpers import Moto, S3Server
+from servers import REPO_ROOT, TARGET
 
 THREADS = 4
 # Each execution takes this long, so requests are in flight when a replica dies.
@@ -213,7 +215,7 @@ class Traffic:
 
 @pytest.fixture
 def cluster(tmp_path):
-    """(replicas, nginx address, Prometheus URL) over one model repository."""
+    """(replicas, nginx address, Prometheus URL) over one model repository in S3."""
     for tool in ("nginx", "prometheus"):
         _tool(tool)  # skips the test when one is missing
     repo = write_repository(tmp_path / "models",
@@ -221,7 +223,10 @@ def cluster(tmp_path):
                             TARGET)
     started = []
     try:
-        replicas = [Server(repo) for _ in range(2)]
+        s3 = Moto(tmp_path / "moto.log")
+        started.append(s3)
+        s3.upload("models", repo)
+        replicas = [S3Server(s3.url("models"), tmp_path, env=s3.env()) for _ in range(2)]
         started += replicas
         lb, lb_url = _nginx(tmp_path, replicas)
         started.append(lb)

@@ -15,8 +15,8 @@ pub use backends::BackendRegistry;
 pub use infer::{ResponseStream, StreamEvent};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
 pub use server::{
-    IndexEntry, LoadOutcome, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Server,
-    ServerConfig,
+    IndexEntry, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Poller,
+    RepositorySync, Server, ServerConfig,
 };
 pub use shared_memory::{RegionStatus, SharedMemoryRegistry, cuda_register, cuda_status};
 pub use stats::{

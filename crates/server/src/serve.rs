@@ -1,9 +1,9 @@
-//! `oxiserve --model-repository=DIR ...`: start-up as `tritonserver` does it,
-//! then serving until SIGINT or SIGTERM.
+//! `oxiserve --model-repository=DIR|s3://... ...`: start-up as `tritonserver`
+//! does it, then serving until SIGINT or SIGTERM.
 
-use std::{process::ExitCode, sync::Arc};
+use std::{process::ExitCode, sync::Arc, time::Duration};
 
-use oxiserve_core::{ModelState, Server};
+use oxiserve_core::{ModelState, Poller, Server};
 
 use crate::{
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
@@ -24,14 +24,6 @@ const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
     ),
     ("allow-gpu-metrics", "no GPU metrics in this build"),
     ("backend-directory", "backends are built in"),
-    (
-        "model-load-thread-count",
-        "models are loaded one after another",
-    ),
-    (
-        "repository-poll-secs",
-        "the repository is read once at start-up",
-    ),
 ];
 
 /// Runs the server until it is stopped; returns the process exit status.
@@ -55,11 +47,25 @@ pub fn run(options: &ServerOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = Server::new(
-        server_config::from_options(options, &metrics_settings),
-        backends,
-    );
+    let mut config = server_config::from_options(options, &metrics_settings);
+    // `_cache` holds the copies of `s3://` repositories until the server stops.
+    let oxiserve_s3::Localized {
+        repositories,
+        sync,
+        cache: _cache,
+    } = match oxiserve_s3::localize(&config.repositories) {
+        Ok(localized) => localized,
+        Err(e) => {
+            log::error!("error: creating server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    config.repositories = repositories;
+    let server = Server::new(config, backends);
     server.set_log_control(Arc::new(log_handle));
+    if let Some(sync) = sync {
+        server.set_repository_sync(sync);
+    }
     let repository_errors = server.load_startup_models();
     for error in &repository_errors {
         log::error!("{error}");
@@ -85,8 +91,16 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         server.shutdown();
         return ExitCode::FAILURE;
     }
+    let poller = match start_poller(&server, options) {
+        Ok(poller) => poller,
+        Err(e) => {
+            log::error!("error: creating server: {e}");
+            server.shutdown();
+            return ExitCode::FAILURE;
+        }
+    };
     let metrics = Registry::new(server.clone(), metrics_settings);
-    endpoints::serve(server, options, metrics)
+    endpoints::serve(server, options, metrics, poller)
 }
 
 fn report_flags(options: &ServerOptions) {
@@ -103,9 +117,24 @@ fn report_flags(options: &ServerOptions) {
     {
         log::warn!("--{flag}: no effect in this build ({why})");
     }
-    if options.repository.model_control_mode == crate::cli::values::ModelControlMode::Poll {
-        log::warn!(
-            "--model-control-mode=poll: the repository is read once at start-up; polling is not supported yet"
-        );
+}
+
+/// The repository poller of `--model-control-mode=poll`, unless
+/// `--repository-poll-secs=0` turns polling off.
+fn start_poller(server: &Server, options: &ServerOptions) -> Result<Option<Poller>, String> {
+    let repository = &options.repository;
+    if repository.model_control_mode != crate::cli::values::ModelControlMode::Poll {
+        return Ok(None);
     }
+    if repository.repository_poll_secs == 0 {
+        log::warn!(
+            "--model-control-mode=poll with --repository-poll-secs=0: the repository is not polled"
+        );
+        return Ok(None);
+    }
+    let interval = Duration::from_secs(u64::from(repository.repository_poll_secs));
+    server
+        .start_polling(interval)
+        .map(Some)
+        .map_err(|e| format!("cannot start the repository poller: {e}"))
 }

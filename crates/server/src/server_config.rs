@@ -27,6 +27,7 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
         strict_readiness: repository.strict_readiness,
         gpus: Vec::new(),
         latency_histograms: metrics.histogram_latencies,
+        model_load_threads: repository.model_load_thread_count.max(1) as usize,
     }
 }
 

@@ -1,15 +1,17 @@
-//! `oxiserve validate DIR...`: reads repositories as `serve` would and prints
-//! every problem with its file, line and column, then has each model's
-//! backend check its files against the configuration (an ONNX model's real
-//! inputs and outputs). Exits 1 when any problem is found.
+//! `oxiserve validate DIR...`: reads repositories (folders or `s3://`) as
+//! `serve` would and prints every problem with its file, line and column,
+//! then has each model's backend check its files against the configuration
+//! (an ONNX model's real inputs and outputs). Exits 1 when any problem is
+//! found.
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
 use oxiserve_backend::{ModelContext, NoHost};
 use oxiserve_core::{
-    BackendRegistry,
+    BackendRegistry, RepositorySync,
     repository::{ModelSpec, ScanOptions, scan},
 };
+use oxiserve_s3::Localized;
 
 use crate::server_config;
 
@@ -22,8 +24,16 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Holds the cache of `s3://` repositories until the checks are done.
+    let localized = match local_copies(repositories) {
+        Ok(localized) => localized,
+        Err(message) => {
+            println!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let scan = scan(
-        repositories,
+        &localized.repositories,
         &ScanOptions {
             auto_complete: true,
             backends: Some(backends.clone()),
@@ -77,6 +87,15 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
         println!("{models} model(s) checked, {problems} problem(s)");
         ExitCode::FAILURE
     }
+}
+
+/// The repositories as local folders, `s3://` ones downloaded.
+fn local_copies(repositories: &[PathBuf]) -> Result<Localized, String> {
+    let localized = oxiserve_s3::localize(repositories)?;
+    if let Some(sync) = &localized.sync {
+        sync.sync()?;
+    }
+    Ok(localized)
 }
 
 /// What the model's backend finds wrong with each version's files.

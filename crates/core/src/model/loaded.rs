@@ -13,6 +13,7 @@ use oxiserve_backend::{
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
 use oxiserve_types::{InferRequest, Result};
 
+use super::warmup;
 use crate::{
     infer::{
         EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
@@ -49,6 +50,7 @@ impl LoadedModel {
         let model = backend.load(&context)?;
         let stats = Arc::new(StatsCollector::new(histograms));
         let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
+        let warmup = Arc::new(warmup::samples(&context.config, &context.model_path)?);
         let label = format!("{} (version {})", context.name, context.version);
         let mut runners = Vec::new();
         for instance in instances(&context.config) {
@@ -58,6 +60,7 @@ impl LoadedModel {
                 source: scheduler.source(),
                 stats: stats.clone(),
                 label: label.clone(),
+                warmup: warmup.clone(),
             };
             match InstanceRunner::start(spec) {
                 Ok(runner) => runners.push(runner),

@@ -4,6 +4,7 @@
 mod loaded;
 mod metadata;
 mod table;
+pub(crate) mod warmup;
 
 pub use loaded::LoadedModel;
 pub use metadata::{ModelMetadata, TensorMetadata};

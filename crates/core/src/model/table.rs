@@ -9,6 +9,7 @@ use std::{
 use oxiserve_proto::ModelConfig;
 
 use super::LoadedModel;
+use crate::repository::OverrideFolder;
 
 /// A model version's state, in Triton's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,10 @@ pub(crate) struct ModelEntry {
     /// Why the model has no versions at all (its configuration is invalid, its
     /// folder is missing, it was unloaded).
     pub failure: Option<String>,
+    /// Loaded on request or at start-up, not only as an ensemble's member.
+    pub explicit: bool,
+    /// The folder written from a load request's files, while loaded from it.
+    pub folder: Option<Arc<OverrideFolder>>,
 }
 
 impl ModelEntry {
@@ -68,6 +73,14 @@ impl ModelEntry {
     /// Every loaded version.
     pub fn loaded(&self) -> impl Iterator<Item = &Arc<LoadedModel>> {
         self.versions.values().filter_map(|s| s.model.as_ref())
+    }
+
+    /// Takes the loaded models out of the slots (their statuses stay).
+    pub fn take_models(&mut self) -> Vec<Arc<LoadedModel>> {
+        self.versions
+            .values_mut()
+            .filter_map(|s| s.model.take())
+            .collect()
     }
 
     /// A model that failed or was unloaded keeps its statuses, without models.
@@ -94,6 +107,8 @@ impl ModelEntry {
             versions,
             config: self.config.clone(),
             failure: self.versions.is_empty().then(|| reason.to_string()),
+            explicit: self.explicit,
+            folder: None,
         }
     }
 }
@@ -134,6 +149,15 @@ impl ModelTable {
         entry
             .versions
             .insert(status.version, VersionSlot { status, model });
+    }
+
+    /// Makes `name` unavailable with `reason`; returns its entry as it was,
+    /// or `None` if it is not known.
+    pub fn mark_unavailable(&self, name: &str, reason: &str) -> Option<ModelEntry> {
+        let mut entries = self.entries.write().unwrap();
+        let entry = entries.get_mut(name)?;
+        let unavailable = entry.unavailable(reason);
+        Some(std::mem::replace(entry, unavailable))
     }
 
     /// Takes every entry out, for shutdown.

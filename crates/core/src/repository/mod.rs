@@ -2,8 +2,15 @@
 //! configurations and choosing the versions to serve, as Triton does.
 
 mod ensembles;
+mod fingerprint;
+mod load_request;
 mod model_dir;
+mod poll;
 mod scan;
 
+pub use fingerprint::Fingerprint;
+pub(crate) use load_request::OverrideFolder;
+pub use load_request::{FILE_PREFIX, LoadRequest};
 pub use model_dir::{ModelDir, ModelSpec, VersionSpec, read_model};
-pub use scan::{RepositoryScan, ScanOptions, ScannedModel, scan};
+pub use poll::{PollChanges, PollState, Snapshot, snapshot};
+pub use scan::{ModelOverride, RepositoryScan, ScanOptions, ScannedModel, scan};

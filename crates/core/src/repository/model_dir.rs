@@ -69,8 +69,24 @@ const CHECKED_BACKENDS: &[&str] = &[
 /// the model's backend, if in `options.backends`, completes the configuration.
 pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Vec<ConfigError>> {
     let gpus = &options.gpus;
-    let config_path = dir.path.join(CONFIG_FILE);
-    let parsed = read_config(&config_path, options.auto_complete).map_err(|e| vec![e])?;
+    let replaced = options
+        .model_override
+        .as_ref()
+        .filter(|o| o.name == dir.name);
+    let (config_path, parsed) = match replaced.and_then(|o| o.config.clone()) {
+        Some(config) => (
+            PathBuf::from("the load request's 'config' parameter"),
+            ParsedConfig {
+                config,
+                source_map: SourceMap::default(),
+            },
+        ),
+        None => {
+            let path = dir.path.join(CONFIG_FILE);
+            let parsed = read_config(&path, options.auto_complete).map_err(|e| vec![e])?;
+            (path, parsed)
+        }
+    };
     let available = version_folders(&dir.path).map_err(|e| vec![e.locate(&dir.path, None)])?;
     let folder = ModelFolder {
         name: dir.name.clone(),
@@ -114,8 +130,25 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Ve
             None => locate(errors),
         },
     )?;
-    let policy = config.version_policy.clone().unwrap_or_default();
-    let (chosen, missing) = select_versions(&policy, &available).map_err(|e| locate(vec![e]))?;
+    let (chosen, missing) = match replaced.and_then(|o| o.version) {
+        Some(version) => (vec![version], Vec::new()),
+        None => {
+            let policy = config.version_policy.clone().unwrap_or_default();
+            select_versions(&policy, &available).map_err(|e| locate(vec![e]))?
+        }
+    };
+    if let Some(version) = chosen.iter().find(|v| !available.contains(v)) {
+        return Err(vec![ConfigError::whole(format!(
+            "version {version} of model '{}' is not in the model folder {} (versions there: {})",
+            dir.name,
+            dir.path.display(),
+            available
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))]);
+    }
     for version in missing {
         log::error!(
             "version {version} is specified for model '{}', but the version directory is not present",

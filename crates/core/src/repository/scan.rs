@@ -28,6 +28,20 @@ pub struct ScanOptions {
     /// Backends whose auto-complete completes their models' configurations
     /// (with `auto_complete` on).
     pub backends: Option<BackendRegistry>,
+    /// What a load request replaces for one model.
+    pub model_override: Option<ModelOverride>,
+}
+
+/// A load request's replacements for one model (see `LoadRequest`).
+#[derive(Debug, Clone, Default)]
+pub struct ModelOverride {
+    pub name: String,
+    /// A folder to read the model from instead of the repositories'.
+    pub folder: Option<PathBuf>,
+    /// A configuration to use instead of `config.pbtxt`.
+    pub config: Option<oxiserve_config::ModelConfig>,
+    /// The one version to serve.
+    pub version: Option<i64>,
 }
 
 /// One model found (or asked for) and what reading it gave.
@@ -61,6 +75,16 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
             }
             Err(e) => result.repository_errors.push(e),
         }
+    }
+    if let Some(o) = &options.model_override
+        && let Some(folder) = &o.folder
+    {
+        let dir = ModelDir {
+            name: o.name.clone(),
+            path: folder.clone(),
+            repository: folder.parent().unwrap_or(folder).to_path_buf(),
+        };
+        found.insert(o.name.clone(), vec![dir]);
     }
     let wanted = |name: &str| {
         options
@@ -125,7 +149,7 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
 
 /// The model folders of one repository. Hidden folders (`.git`,
 /// `.ipynb_checkpoints`) are skipped; plain files are ignored as in Triton.
-fn model_dirs(repository: &Path) -> Result<Vec<ModelDir>, String> {
+pub(super) fn model_dirs(repository: &Path) -> Result<Vec<ModelDir>, String> {
     let entries = fs::read_dir(repository).map_err(|e| {
         format!(
             "cannot read model repository '{}': {e}",

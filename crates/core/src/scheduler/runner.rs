@@ -13,7 +13,10 @@ use oxiserve_backend::{ComputeTiming, InstanceContext, Model, ModelInstance};
 use oxiserve_types::{Error, ErrorKind, Result};
 
 use super::{BatchSource, Job};
-use crate::stats::{ExecutionTimes, StatsCollector};
+use crate::{
+    model::warmup::{self, WarmupSample},
+    stats::{ExecutionTimes, StatsCollector},
+};
 
 /// What a runner needs to start.
 pub(crate) struct RunnerSpec {
@@ -23,6 +26,8 @@ pub(crate) struct RunnerSpec {
     pub stats: Arc<StatsCollector>,
     /// `<model> (version <v>)`, for log lines.
     pub label: String,
+    /// The `model_warmup` samples the instance runs before it is ready.
+    pub warmup: Arc<Vec<WarmupSample>>,
 }
 
 /// A running instance thread.
@@ -32,8 +37,8 @@ pub(crate) struct InstanceRunner {
 }
 
 impl InstanceRunner {
-    /// Starts the thread and creates the instance on it; returns once the
-    /// instance exists, or with the error that prevented it.
+    /// Starts the thread, creates the instance on it and warms it up;
+    /// returns once the instance is ready, or with the error that prevented it.
     pub fn start(spec: RunnerSpec) -> Result<Self> {
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -68,8 +73,14 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
         mut source,
         stats,
         label,
+        warmup,
     } = spec;
-    let mut instance = match catch_unwind(AssertUnwindSafe(|| model.create_instance(&instance))) {
+    let created = catch_unwind(AssertUnwindSafe(|| {
+        let mut created = model.create_instance(&instance)?;
+        warmup::run(created.as_mut(), &warmup)?;
+        Ok(created)
+    }));
+    let mut instance = match created {
         Ok(Ok(created)) => {
             let _ = ready.send(Ok(()));
             created
@@ -80,7 +91,7 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
         }
         Err(_) => {
             let _ = ready.send(Err(Error::internal(format!(
-                "instance '{}' panicked while it was created",
+                "instance '{}' panicked while it was created or warmed up",
                 instance.name
             ))));
             return;

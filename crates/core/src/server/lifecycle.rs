@@ -1,16 +1,14 @@
 //! Loading and unloading models: at start-up, and on request in explicit
 //! mode; the repository index.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::BTreeMap;
 
-use oxiserve_backend::ModelContext;
-use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_types::{Error, Result};
 
-use super::{ModelControlMode, Server, host::ServerHost, members};
+use super::{ModelControlMode, Server, install::Origin, members};
 use crate::{
-    model::{LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
-    repository::{ModelSpec, ScanOptions, ScannedModel, scan},
+    model::{ModelEntry, ModelState},
+    repository::{LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel, scan},
 };
 
 /// One row of the repository index: a model, or one of its versions.
@@ -24,37 +22,62 @@ pub struct IndexEntry {
     pub reason: String,
 }
 
-/// What loading one model gave, for the start-up table.
-#[derive(Debug, Clone)]
-pub struct LoadOutcome {
-    pub name: String,
-    pub rows: Vec<IndexEntry>,
-}
-
 impl Server {
-    /// Loads the models the control mode says to load at start-up. Returns the
-    /// repository-level errors (an unreadable repository) if any.
+    /// Loads the models the control mode says to load at start-up, up to
+    /// `model_load_threads` at a time. Returns the repository-level errors
+    /// (an unreadable repository) if any.
     pub fn load_startup_models(&self) -> Vec<String> {
         let config = self.config();
+        if let Err(e) = self.sync_repositories() {
+            return vec![e];
+        }
         let only = match config.control_mode {
             ModelControlMode::Explicit => Some(config.startup_models.clone()),
             ModelControlMode::None | ModelControlMode::Poll => None,
         };
         let scan = scan(&config.repositories, &self.scan_options(only));
-        for model in members::load_order(self.with_members(scan.models)) {
-            self.install(model);
-        }
+        let models = members::load_order(self.with_members(scan.models));
+        // In explicit mode, members loaded only for an ensemble are not
+        // loaded explicitly (unloading the ensemble's dependents may unload them).
+        let explicit = |name: &str| {
+            config.control_mode != ModelControlMode::Explicit
+                || config.startup_models.iter().any(|m| m == "*" || m == name)
+        };
+        self.install_in_parallel(models, explicit);
         scan.repository_errors
     }
 
-    /// Loads (or reloads) `name` from the repository (explicit mode only).
-    /// The old versions serve until the new ones are ready.
+    /// Loads (or reloads, as Triton does even if nothing changed) `name`
+    /// from the repository (explicit mode only). The old versions serve
+    /// until the new ones are ready.
     pub fn load_model(&self, name: &str) -> Result<()> {
+        self.load_model_with(name, &LoadRequest::default())
+    }
+
+    /// [`Server::load_model`] with the load request's parameters: a JSON
+    /// configuration, uploaded files, one version.
+    pub fn load_model_with(&self, name: &str, request: &LoadRequest) -> Result<()> {
         self.check_explicit(name, "load")?;
-        let scan = scan(
-            &self.config().repositories,
-            &self.scan_options(Some(vec![name.to_string()])),
-        );
+        if !request.files.is_empty() && request.config.is_none() {
+            return Err(Error::invalid_arg(
+                "Load parameter 'config' must be specified for model file override",
+            ));
+        }
+        let config = request.parsed_config()?;
+        self.sync_repositories()
+            .map_err(|e| Error::unavailable(format!("failed to load '{name}': {e}")))?;
+        let folder = match request.files.is_empty() {
+            true => None,
+            false => Some(OverrideFolder::write(name, &request.files)?),
+        };
+        let mut options = self.scan_options(Some(vec![name.to_string()]));
+        options.model_override = request.overrides().then(|| ModelOverride {
+            name: name.to_string(),
+            folder: folder.as_ref().map(|f| f.path.clone()),
+            config,
+            version: request.version,
+        });
+        let scan = scan(&self.config().repositories, &options);
         let Some(model) = scan
             .models
             .into_iter()
@@ -64,16 +87,11 @@ impl Server {
                 "failed to load '{name}', failed to poll from model repository"
             )));
         };
-        // An ensemble's members load with it, first.
-        let mut entry = None;
-        for model in members::load_order(self.with_members(vec![model])) {
-            let asked = model.name == name;
-            let loaded = self.install(model);
-            if asked {
-                entry = Some(loaded);
-            }
-        }
-        let entry = entry.expect("the model asked for is in the load order");
+        let origin = Origin {
+            explicit: true,
+            folder,
+        };
+        let entry = self.install_with_members(model, origin);
         if let Some(failure) = entry.failure {
             return Err(Error::invalid_arg(format!(
                 "load failed for model '{name}': {failure}"
@@ -88,27 +106,30 @@ impl Server {
         }
     }
 
-    /// Unloads every version of `name` after its queued requests finish
-    /// (explicit mode only). Unloading a model that is not loaded succeeds.
+    /// Unloads every version of `name` once the requests already given to
+    /// it finish (explicit mode only). Unloading a model that is not loaded
+    /// succeeds.
     pub fn unload_model(&self, name: &str) -> Result<()> {
         self.check_explicit(name, "unload")?;
-        let _guard = self.inner.lifecycle.lock().unwrap();
-        let Some(entry) = self.inner.models.get(name) else {
-            return Ok(());
-        };
-        self.inner
-            .models
-            .replace(name, entry.unavailable("unloaded"));
-        for model in entry.loaded() {
-            model.shutdown();
-            log::info!("successfully unloaded '{name}' version {}", model.version());
-        }
+        self.unload(name, false);
+        Ok(())
+    }
+
+    /// [`Server::unload_model`], and then the models loaded only because
+    /// `name` (an ensemble) needed them, unless another model still uses
+    /// them (the `unload_dependents` parameter).
+    pub fn unload_model_and_dependents(&self, name: &str) -> Result<()> {
+        self.check_explicit(name, "unload")?;
+        self.unload(name, true);
         Ok(())
     }
 
     /// Every model in the repositories and every model the server knows,
     /// with each version's state; `ready_only` keeps the ready ones.
     pub fn repository_index(&self, ready_only: bool) -> Vec<IndexEntry> {
+        if let Err(e) = self.sync_repositories() {
+            log::error!("repository index from the last copy: {e}");
+        }
         let known: BTreeMap<String, ModelEntry> = self.inner.models.read(|m| m.clone());
         let mut index = Vec::new();
         let on_disk = scan(&self.config().repositories, &ScanOptions::default());
@@ -139,6 +160,51 @@ impl Server {
             gpus: self.config().gpus.clone(),
             only,
             backends: Some(self.inner.backends.clone()),
+            model_override: None,
+        }
+    }
+
+    /// Installs `model` and, first, the members of an ensemble that are not
+    /// ready yet (loaded along with it, not explicitly).
+    fn install_with_members(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
+        let name = model.name.clone();
+        let mut origin = Some(origin);
+        let mut asked = None;
+        for model in members::load_order(self.with_members(vec![model])) {
+            if model.name == name {
+                asked = Some(self.install(model, origin.take().unwrap_or_default()));
+            } else {
+                self.install(model, Origin::default());
+            }
+        }
+        asked.expect("the model asked for is in the load order")
+    }
+
+    /// Takes `name` out of service and shuts its versions down; with
+    /// `dependents`, then the members it alone had loaded.
+    fn unload(&self, name: &str, dependents: bool) {
+        let config = self.take_out(name, "unloaded");
+        let Some(config) = config.filter(|_| dependents) else {
+            return;
+        };
+        for member in members::config_members(&config) {
+            let unused = self.inner.models.read(|models| {
+                let implicit = models
+                    .get(member)
+                    .is_some_and(|e| !e.explicit && e.loaded().next().is_some());
+                let used = models.iter().any(|(other, e)| {
+                    other != name
+                        && e.loaded().next().is_some()
+                        && e.config
+                            .as_deref()
+                            .is_some_and(|c| members::config_members(c).contains(&member))
+                });
+                implicit && !used
+            });
+            if unused {
+                log::info!("unloading '{member}', which only '{name}' needed");
+                self.unload(member, true);
+            }
         }
     }
 
@@ -150,127 +216,6 @@ impl Server {
         Err(Error::unavailable(
             "explicit model load / unload is not allowed if polling is enabled",
         ))
-    }
-
-    /// Loads every version of a scanned model and puts the result in the
-    /// table, replacing (then shutting down) what was there.
-    fn install(&self, model: ScannedModel) -> ModelEntry {
-        let _guard = self.inner.lifecycle.lock().unwrap();
-        let previous = self.inner.models.get(&model.name);
-        let entry = match model.outcome {
-            Err(errors) => {
-                let reason = errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                log::error!("failed to load '{}': {reason}", model.name);
-                ModelEntry {
-                    failure: Some(reason),
-                    ..Default::default()
-                }
-            }
-            Ok(spec) => self.load_versions(spec),
-        };
-        let failed = entry.failure.is_some() || entry.versions.values().any(|s| s.model.is_none());
-        if let Some(previous) = previous.filter(|p| failed && p.loaded().next().is_some()) {
-            // A failed reload leaves the loaded model serving, as in Triton.
-            log::error!(
-                "reload of '{}' failed; the loaded versions keep serving",
-                model.name
-            );
-            self.inner.models.replace(&model.name, previous);
-            for new_model in entry.loaded() {
-                new_model.shutdown();
-            }
-            return entry;
-        }
-        let old = self.inner.models.replace(&model.name, entry.clone());
-        for old_model in old.iter().flat_map(|e| e.loaded()) {
-            old_model.shutdown();
-        }
-        entry
-    }
-
-    fn load_versions(&self, spec: ModelSpec) -> ModelEntry {
-        let config = Arc::new(spec.config);
-        let mut entry = ModelEntry {
-            config: Some(config.clone()),
-            ..Default::default()
-        };
-        for version in spec.versions {
-            let context = ModelContext {
-                name: config.name.clone(),
-                version: version.version,
-                config: config.clone(),
-                model_path: spec.dir.path.clone(),
-                version_path: version.path.clone(),
-                host: ServerHost::new(self),
-            };
-            self.inner.models.set_status(
-                &config.name,
-                VersionStatus {
-                    version: version.version,
-                    state: ModelState::Loading,
-                    reason: String::new(),
-                },
-            );
-            let slot = match self.load_version(context) {
-                Ok(model) => {
-                    log::info!(
-                        "successfully loaded '{}' version {}",
-                        config.name,
-                        version.version
-                    );
-                    VersionSlot {
-                        status: VersionStatus {
-                            version: version.version,
-                            state: ModelState::Ready,
-                            reason: String::new(),
-                        },
-                        model: Some(Arc::new(model)),
-                    }
-                }
-                Err(e) => {
-                    log::error!(
-                        "failed to load '{}' version {}: {}",
-                        config.name,
-                        version.version,
-                        e.message
-                    );
-                    VersionSlot {
-                        status: VersionStatus {
-                            version: version.version,
-                            state: ModelState::Unavailable,
-                            reason: e.message,
-                        },
-                        model: None,
-                    }
-                }
-            };
-            entry.versions.insert(version.version, slot);
-        }
-        entry
-    }
-
-    fn load_version(&self, context: ModelContext) -> Result<LoadedModel> {
-        let config = &context.config;
-        if config.platform == ENSEMBLE_PLATFORM {
-            self.check_members_ready(config)?;
-            let histograms = self.config().latency_histograms;
-            return LoadedModel::ensemble(context, ServerHost::new(self), histograms);
-        }
-        let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
-            Error::new(
-                oxiserve_types::ErrorKind::Unsupported,
-                format!(
-                    "backend '{}' is not available in this build; available backends: {}",
-                    config.backend,
-                    self.inner.backends.names().collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })?;
-        LoadedModel::load(backend.as_ref(), context, self.config().latency_histograms)
     }
 }
 

@@ -2,21 +2,24 @@
 //! ensemble that needs them, and before it.
 
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
-use oxiserve_proto::inference::model_config::SchedulingChoice;
+use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
 use oxiserve_types::{Error, Result};
 
 use super::Server;
 use crate::repository::{ScannedModel, scan};
 
 /// The member model names of a scanned ensemble (none for other models).
-fn members(model: &ScannedModel) -> Vec<&str> {
-    let Ok(spec) = &model.outcome else {
-        return Vec::new();
-    };
-    match &spec.config.scheduling_choice {
-        Some(SchedulingChoice::EnsembleScheduling(e))
-            if spec.config.platform == ENSEMBLE_PLATFORM =>
-        {
+pub(super) fn members(model: &ScannedModel) -> Vec<&str> {
+    match &model.outcome {
+        Ok(spec) => config_members(&spec.config),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The member model names of an ensemble's configuration (none for other models).
+pub(super) fn config_members(config: &ModelConfig) -> Vec<&str> {
+    match &config.scheduling_choice {
+        Some(SchedulingChoice::EnsembleScheduling(e)) if config.platform == ENSEMBLE_PLATFORM => {
             e.step.iter().map(|s| s.model_name.as_str()).collect()
         }
         _ => Vec::new(),
@@ -75,7 +78,7 @@ impl Server {
     }
 
     /// Refuses to load an ensemble whose members are not ready, naming them.
-    pub(super) fn check_members_ready(&self, config: &oxiserve_proto::ModelConfig) -> Result<()> {
+    pub(super) fn check_members_ready(&self, config: &ModelConfig) -> Result<()> {
         let Some(SchedulingChoice::EnsembleScheduling(e)) = &config.scheduling_choice else {
             return Ok(());
         };

@@ -2,10 +2,13 @@
 //! how they are loaded and unloaded. Frontends (HTTP, gRPC) call only this.
 
 mod host;
+mod install;
 mod lifecycle;
+mod load_slots;
 mod log_settings;
 mod lookup;
 mod members;
+mod poller;
 
 use std::{
     path::PathBuf,
@@ -18,8 +21,9 @@ use std::{
 
 use oxiserve_types::{InferRequest, Result};
 
-pub use lifecycle::{IndexEntry, LoadOutcome};
+pub use lifecycle::IndexEntry;
 pub use log_settings::{LogControl, LogSettings, LogSettingsUpdate};
+pub use poller::Poller;
 
 use crate::{
     BackendRegistry,
@@ -40,6 +44,14 @@ pub enum ModelControlMode {
     Explicit,
 }
 
+/// Brings remote model repositories (an object store's) up to date in the
+/// local folders the server reads; called before every look at the
+/// repositories: start-up, each poll, each load, the index.
+pub trait RepositorySync: Send + Sync + std::fmt::Debug {
+    /// Updates the local copies; the error says what is wrong.
+    fn sync(&self) -> std::result::Result<(), String>;
+}
+
 /// The server's settings.
 #[derive(Debug, Clone, Default)]
 pub struct ServerConfig {
@@ -57,6 +69,8 @@ pub struct ServerConfig {
     pub gpus: Vec<i32>,
     /// Record per-model latency histograms (atomics, no lock) for metrics.
     pub latency_histograms: bool,
+    /// How many models load at the same time (`--model-load-thread-count`).
+    pub model_load_threads: usize,
 }
 
 /// A running inference server core, shared by its frontends.
@@ -71,9 +85,14 @@ struct Inner {
     backends: BackendRegistry,
     models: ModelTable,
     live: AtomicBool,
-    /// Serializes loads and unloads.
+    /// Serializes the changes of the model table by loads and unloads.
     lifecycle: std::sync::Mutex<()>,
+    /// Bounds how many models load at a time.
+    load_slots: load_slots::LoadSlots,
+    /// Serializes the loads and unloads of each model.
+    model_locks: std::sync::Mutex<std::collections::HashMap<String, Arc<std::sync::Mutex<()>>>>,
     log_control: std::sync::OnceLock<Arc<dyn LogControl>>,
+    repository_sync: std::sync::OnceLock<Arc<dyn RepositorySync>>,
     /// The system shared memory regions every frontend shares.
     shared_memory: SharedMemoryRegistry,
 }
@@ -83,12 +102,15 @@ impl Server {
     pub fn new(config: ServerConfig, backends: BackendRegistry) -> Self {
         Self {
             inner: Arc::new(Inner {
+                load_slots: load_slots::LoadSlots::new(config.model_load_threads),
                 config,
                 backends,
                 models: ModelTable::default(),
                 live: AtomicBool::new(true),
                 lifecycle: Default::default(),
+                model_locks: Default::default(),
                 log_control: Default::default(),
+                repository_sync: Default::default(),
                 shared_memory: Default::default(),
             }),
         }
@@ -102,6 +124,19 @@ impl Server {
     /// Lets the logging extension read and change the log settings; set once.
     pub fn set_log_control(&self, control: Arc<dyn LogControl>) {
         let _ = self.inner.log_control.set(control);
+    }
+
+    /// Syncs remote repositories before each look at them; set once.
+    pub fn set_repository_sync(&self, sync: Arc<dyn RepositorySync>) {
+        let _ = self.inner.repository_sync.set(sync);
+    }
+
+    /// Brings remote repositories up to date, if there are any.
+    fn sync_repositories(&self) -> std::result::Result<(), String> {
+        match self.inner.repository_sync.get() {
+            Some(sync) => sync.sync(),
+            None => Ok(()),
+        }
     }
 
     /// The log settings' owner, if the binary set one.

@@ -5,6 +5,7 @@
 mod common;
 mod failures;
 mod instances;
+mod management;
 mod model_control;
 mod outputs;
 mod startup;

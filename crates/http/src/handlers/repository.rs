@@ -6,8 +6,12 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use oxiserve_core::IndexEntry;
-use oxiserve_types::{Error, ErrorKind};
+use base64::{Engine, engine::general_purpose::STANDARD as BASE64};
+use oxiserve_core::{
+    IndexEntry,
+    repository::{FILE_PREFIX, LoadRequest},
+};
+use oxiserve_types::Error;
 use serde_json::{Map, Value, json};
 
 use super::json_response;
@@ -34,43 +38,84 @@ pub(crate) async fn index(State(app): State<App>, body: Bytes) -> ApiResult<Resp
     Ok(json_response(&Value::Array(rows)))
 }
 
-/// `POST /v2/repository/models/{model}/load`
+/// `POST /v2/repository/models/{model}/load`, with Triton's parameters
+/// `config` (JSON text) and `file:<path>` (base64 contents), and our
+/// `version` (serve only that version).
 pub(crate) async fn load(
     State(app): State<App>,
     Path(model): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
     let body = object(&body)?;
-    if let Some(Value::Object(parameters)) = body.get("parameters")
-        && let Some(name) = parameters
-            .keys()
-            .find(|k| *k == "config" || k.starts_with("file:"))
-    {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            format!("load of '{model}' with the '{name}' parameter is not supported yet"),
-        )
-        .into());
-    }
+    let request = match body.get("parameters") {
+        Some(Value::Object(parameters)) => load_request(parameters)?,
+        _ => LoadRequest::default(),
+    };
     let server = app.server.clone();
-    tokio::task::spawn_blocking(move || server.load_model(&model))
+    tokio::task::spawn_blocking(move || server.load_model_with(&model, &request))
         .await
         .map_err(|e| Error::internal(e.to_string()))??;
     Ok(StatusCode::OK.into_response())
 }
 
-/// `POST /v2/repository/models/{model}/unload`
+/// `POST /v2/repository/models/{model}/unload`, with Triton's
+/// `unload_dependents` parameter.
 pub(crate) async fn unload(
     State(app): State<App>,
     Path(model): Path<String>,
+    body: Bytes,
 ) -> ApiResult<Response> {
-    // Like Triton, the body's parameters (unload_dependents) never fail an
-    // unload; no model depends on another until ensembles exist.
+    let body = object(&body)?;
+    // Like Triton, a value that is not a boolean counts as false and never
+    // fails the unload.
+    let dependents = matches!(
+        body.get("parameters")
+            .and_then(|p| p.get("unload_dependents")),
+        Some(Value::Bool(true))
+    );
     let server = app.server.clone();
-    tokio::task::spawn_blocking(move || server.unload_model(&model))
-        .await
-        .map_err(|e| Error::internal(e.to_string()))??;
+    tokio::task::spawn_blocking(move || match dependents {
+        true => server.unload_model_and_dependents(&model),
+        false => server.unload_model(&model),
+    })
+    .await
+    .map_err(|e| Error::internal(e.to_string()))??;
     Ok(StatusCode::OK.into_response())
+}
+
+/// The load parameters; like Triton, every value must be a string.
+fn load_request(parameters: &Map<String, Value>) -> Result<LoadRequest, ApiError> {
+    let mut request = LoadRequest::default();
+    for (name, value) in parameters {
+        let Value::String(text) = value else {
+            return Err(Error::invalid_arg(format!(
+                "load parameter '{name}' must be a string (file contents in base64)"
+            ))
+            .into());
+        };
+        if name == "config" {
+            request.config = Some(text.clone());
+        } else if let Some(path) = name.strip_prefix(FILE_PREFIX) {
+            let contents = BASE64.decode(text).map_err(|e| {
+                Error::invalid_arg(format!("load parameter '{name}' is not valid base64: {e}"))
+            })?;
+            request.files.push((path.to_string(), contents.into()));
+        } else if name == "version" {
+            let version = text.parse::<i64>().map_err(|_| {
+                Error::invalid_arg(format!(
+                    "load parameter 'version' must be a version number, not '{text}'"
+                ))
+            })?;
+            request.version = Some(version);
+        } else {
+            return Err(Error::invalid_arg(format!(
+                "unrecognized load parameter '{name}'; the load parameters are 'config', \
+                 'file:<path>' and 'version'"
+            ))
+            .into());
+        }
+    }
+    Ok(request)
 }
 
 /// The body as a JSON object; an empty body is an empty object. Like

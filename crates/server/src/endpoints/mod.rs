@@ -7,9 +7,15 @@ mod http;
 mod metrics;
 mod signal;
 
-use std::{future::Future, net::SocketAddr, pin::Pin, process::ExitCode, time::Duration};
+use std::{
+    future::Future,
+    net::SocketAddr,
+    pin::Pin,
+    process::ExitCode,
+    time::{Duration, Instant},
+};
 
-use oxiserve_core::Server;
+use oxiserve_core::{Poller, Server};
 use tokio::{net::TcpListener, sync::watch, task::JoinSet};
 
 use crate::{cli::ServerOptions, metrics::Registry};
@@ -31,8 +37,14 @@ impl Shutdown {
     }
 }
 
-/// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and unloads.
-pub fn serve(server: Server, options: &ServerOptions, metrics: Registry) -> ExitCode {
+/// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and
+/// unloads (after stopping the repository `poller`, if any).
+pub fn serve(
+    server: Server,
+    options: &ServerOptions,
+    metrics: Registry,
+    poller: Option<Poller>,
+) -> ExitCode {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(options.http.http_thread_count.max(1) as usize);
@@ -48,19 +60,39 @@ pub fn serve(server: Server, options: &ServerOptions, metrics: Registry) -> Exit
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(server.clone(), options, metrics));
-    let timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
-    runtime.shutdown_timeout(timeout);
-    server.shutdown();
+    let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
+    let (code, deadline) = runtime.block_on(run(server.clone(), options, metrics));
+    drop(poller);
+    runtime.shutdown_timeout(deadline.saturating_duration_since(Instant::now()));
+    // Models finish their queued requests and unload (Python models run
+    // `finalize`) within what is left of --exit-timeout-secs.
+    let (unloaded, waited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        server.shutdown();
+        let _ = unloaded.send(());
+    });
+    let left = deadline.saturating_duration_since(Instant::now());
+    if waited.recv_timeout(left).is_err() {
+        log::error!(
+            "failed to stop server: Exit timeout expired ({} s). Exiting immediately.",
+            exit_timeout.as_secs()
+        );
+        std::process::exit(1);
+    }
     code
 }
 
-async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> ExitCode {
+/// Serves until a signal (or an endpoint failure), then stops accepting and
+/// lets the requests in flight finish. Returns the exit status and the time
+/// by which everything must be done (--exit-timeout-secs after the signal).
+async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> (ExitCode, Instant) {
+    let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
+    let fail = || (ExitCode::FAILURE, Instant::now() + exit_timeout);
     let signals = match signal::ShutdownSignals::install() {
         Ok(signals) => signals,
         Err(e) => {
             log::error!("error: creating server: cannot catch SIGINT/SIGTERM: {e}");
-            return ExitCode::FAILURE;
+            return fail();
         }
     };
     let (stop, stopped) = watch::channel(false);
@@ -77,7 +109,7 @@ async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> Exit
             Ok(service) => services.extend(service),
             Err(e) => {
                 log::error!("error: creating server: {e}");
-                return ExitCode::FAILURE;
+                return fail();
             }
         }
     }
@@ -96,14 +128,30 @@ async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> Exit
             code = ExitCode::FAILURE;
         }
     }
+    let deadline = Instant::now() + exit_timeout;
     let _ = stop.send(true);
-    while let Some(ended) = running.join_next().await {
-        if let Err(e) = ended.map_err(|e| e.to_string()).and_then(|r| r) {
-            log::error!("an endpoint failed while stopping: {e}");
-            code = ExitCode::FAILURE;
+    let drained = tokio::time::timeout_at(deadline.into(), async {
+        let mut code = ExitCode::SUCCESS;
+        while let Some(ended) = running.join_next().await {
+            if let Err(e) = ended.map_err(|e| e.to_string()).and_then(|r| r) {
+                log::error!("an endpoint failed while stopping: {e}");
+                code = ExitCode::FAILURE;
+            }
+        }
+        code
+    })
+    .await;
+    match drained {
+        Ok(ExitCode::SUCCESS) => (code, deadline),
+        Ok(failed) => (failed, deadline),
+        Err(_) => {
+            log::error!(
+                "failed to stop server: Exit timeout expired ({} s) with requests in flight. Exiting immediately.",
+                exit_timeout.as_secs()
+            );
+            std::process::exit(1);
         }
     }
-    code
 }
 
 fn describe(ended: Result<Result<(), String>, tokio::task::JoinError>) -> String {

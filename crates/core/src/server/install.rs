@@ -1,0 +1,268 @@
+//! Putting models in service and taking them out. A new load serves only
+//! once it is ready; the versions it replaces (or an unload takes out of
+//! service) first finish every request already given to them, then shut
+//! down, so that a reload drops no request.
+
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use oxiserve_backend::ModelContext;
+use oxiserve_config::platform::ENSEMBLE_PLATFORM;
+use oxiserve_types::{Error, ErrorKind, Result};
+
+use super::{Server, host::ServerHost, members};
+use crate::{
+    model::{LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
+    repository::{ModelSpec, OverrideFolder, ScannedModel},
+};
+
+/// How long a replaced version waits for the requests that found it just
+/// before it was replaced to reach its queue.
+const RETIRE_WAIT: Duration = Duration::from_secs(10);
+
+/// Where a load comes from, kept with the model.
+#[derive(Debug, Default)]
+pub(super) struct Origin {
+    /// Loaded on request or at start-up, not only as an ensemble's member.
+    pub explicit: bool,
+    /// The folder written from the load request's files.
+    pub folder: Option<Arc<OverrideFolder>>,
+}
+
+/// Model versions out of service, still finishing their requests.
+struct Retired {
+    models: Vec<Arc<LoadedModel>>,
+    /// Kept until the models are gone.
+    _folder: Option<Arc<OverrideFolder>>,
+}
+
+impl Server {
+    /// Loads every version of a scanned model and puts the result in the
+    /// table, replacing (then retiring) what was there. A failed reload
+    /// leaves the loaded versions serving, as in Triton.
+    pub(super) fn install(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
+        let lock = self.model_lock(&model.name);
+        let _serial = lock.lock().unwrap();
+        let mut previous = self.inner.models.get(&model.name);
+        let mut entry = match model.outcome {
+            Err(errors) => {
+                let reason = errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                log::error!("failed to load '{}': {reason}", model.name);
+                ModelEntry {
+                    failure: Some(reason),
+                    ..Default::default()
+                }
+            }
+            Ok(spec) => {
+                let _slot = self.inner.load_slots.acquire();
+                self.load_versions(spec)
+            }
+        };
+        entry.explicit = origin.explicit || previous.as_ref().is_some_and(|p| p.explicit);
+        entry.folder = origin.folder;
+        let failed = entry.failure.is_some() || entry.versions.values().any(|s| s.model.is_none());
+        let keep_previous = failed
+            && previous
+                .as_ref()
+                .is_some_and(|p| p.loaded().next().is_some());
+        let retired = {
+            let _guard = self.inner.lifecycle.lock().unwrap();
+            if let Some(previous) = previous.take().filter(|_| keep_previous) {
+                log::error!(
+                    "reload of '{}' failed; the loaded versions keep serving",
+                    model.name
+                );
+                self.inner.models.replace(&model.name, previous);
+                Retired {
+                    models: entry.take_models(),
+                    _folder: entry.folder.take(),
+                }
+            } else {
+                let mut old = self
+                    .inner
+                    .models
+                    .replace(&model.name, entry.clone())
+                    .unwrap_or_default();
+                Retired {
+                    models: old.take_models(),
+                    _folder: old.folder.take(),
+                }
+            }
+        };
+        retire(&model.name, retired);
+        entry
+    }
+
+    /// Installs `models` (in load order) with up to `model_load_threads`
+    /// loads at a time; an ensemble waits for the members listed with it.
+    pub(super) fn install_in_parallel(
+        &self,
+        models: Vec<ScannedModel>,
+        explicit: impl Fn(&str) -> bool + Sync,
+    ) {
+        let threads = self.config().model_load_threads.max(1);
+        let mut pending = models;
+        while !pending.is_empty() {
+            let names: Vec<String> = pending.iter().map(|m| m.name.clone()).collect();
+            let (mut wave, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|m| {
+                members::members(m)
+                    .iter()
+                    .all(|member| *member == m.name || !names.iter().any(|n| n == member))
+            });
+            pending = rest;
+            if wave.is_empty() {
+                // A cycle, refused by validation anyway: one at a time.
+                wave.push(pending.remove(0));
+            }
+            let queue = Mutex::new(VecDeque::from(wave));
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| {
+                        loop {
+                            // (Not in a `while let`: its lock would last the load.)
+                            let next = queue.lock().unwrap().pop_front();
+                            let Some(model) = next else { break };
+                            let origin = Origin {
+                                explicit: explicit(&model.name),
+                                ..Default::default()
+                            };
+                            self.install(model, origin);
+                        }
+                    });
+                }
+            });
+        }
+    }
+
+    /// Takes `name` out of service: its versions become unavailable with
+    /// `reason`, finish their requests and shut down. Returns the model's
+    /// last configuration, or `None` if it was not known.
+    pub(super) fn take_out(
+        &self,
+        name: &str,
+        reason: &str,
+    ) -> Option<Arc<oxiserve_proto::ModelConfig>> {
+        let lock = self.model_lock(name);
+        let _serial = lock.lock().unwrap();
+        let mut old = {
+            let _guard = self.inner.lifecycle.lock().unwrap();
+            self.inner.models.mark_unavailable(name, reason)?
+        };
+        let retired = Retired {
+            models: old.take_models(),
+            _folder: old.folder.take(),
+        };
+        retire(name, retired);
+        old.config
+    }
+
+    /// The lock that serializes the loads and unloads of one model.
+    fn model_lock(&self, name: &str) -> Arc<Mutex<()>> {
+        let mut locks = self.inner.model_locks.lock().unwrap();
+        locks.entry(name.to_string()).or_default().clone()
+    }
+
+    fn load_versions(&self, spec: ModelSpec) -> ModelEntry {
+        let config = Arc::new(spec.config);
+        let mut entry = ModelEntry {
+            config: Some(config.clone()),
+            ..Default::default()
+        };
+        for version in spec.versions {
+            let context = ModelContext {
+                name: config.name.clone(),
+                version: version.version,
+                config: config.clone(),
+                model_path: spec.dir.path.clone(),
+                version_path: version.path.clone(),
+                host: ServerHost::new(self),
+            };
+            self.inner.models.set_status(
+                &config.name,
+                VersionStatus {
+                    version: version.version,
+                    state: ModelState::Loading,
+                    reason: String::new(),
+                },
+            );
+            let started = Instant::now();
+            let (state, reason, model) = match self.load_version(context) {
+                Ok(model) => {
+                    log::info!(
+                        "successfully loaded '{}' version {} in {} ms",
+                        config.name,
+                        version.version,
+                        started.elapsed().as_millis()
+                    );
+                    (ModelState::Ready, String::new(), Some(Arc::new(model)))
+                }
+                Err(e) => {
+                    log::error!(
+                        "failed to load '{}' version {}: {}",
+                        config.name,
+                        version.version,
+                        e.message
+                    );
+                    (ModelState::Unavailable, e.message, None)
+                }
+            };
+            let status = VersionStatus {
+                version: version.version,
+                state,
+                reason,
+            };
+            entry
+                .versions
+                .insert(version.version, VersionSlot { status, model });
+        }
+        entry
+    }
+
+    fn load_version(&self, context: ModelContext) -> Result<LoadedModel> {
+        let config = &context.config;
+        if config.platform == ENSEMBLE_PLATFORM {
+            self.check_members_ready(config)?;
+            let histograms = self.config().latency_histograms;
+            return LoadedModel::ensemble(context, ServerHost::new(self), histograms);
+        }
+        let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "backend '{}' is not available in this build; available backends: {}",
+                    config.backend,
+                    self.inner.backends.names().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        LoadedModel::load(backend.as_ref(), context, self.config().latency_histograms)
+    }
+}
+
+/// Lets requests that found the retired versions just before they left the
+/// table reach their queues (their handlers hold a reference until then),
+/// then shuts the versions down, which finishes every queued request.
+fn retire(name: &str, retired: Retired) {
+    for model in retired.models {
+        let deadline = Instant::now() + RETIRE_WAIT;
+        while Arc::strong_count(&model) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if Arc::strong_count(&model) > 1 {
+            log::warn!(
+                "'{name}' version {} is still in use after {} s; shutting it down anyway",
+                model.version(),
+                RETIRE_WAIT.as_secs()
+            );
+        }
+        model.shutdown();
+        log::info!("successfully unloaded '{name}' version {}", model.version());
+    }
+}
