@@ -113,3 +113,43 @@ def test_poll_reloads(tmp_path):
             wait_for(lambda: _loads(server) > loads, what=f"poll reload {i}")
 
         _check(server, traffic, reload)
+
+
+def _deep_onnx_model(name, layers=64, width=512):
+    """Y = X @ W1 @ W2 ... @ Wn: `layers` 1 MB weights, the sizes glibc keeps
+    in its heap once freed (like a transformer's layers)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    from onnx_models import OnnxModel, make_proto
+
+    rng = np.random.default_rng(0)
+    nodes, inits, last = [], [], "X"
+    for i in range(layers):
+        weight = (rng.standard_normal((width, width)) / width).astype(np.float32)
+        inits.append(numpy_helper.from_array(weight, f"W{i}"))
+        nodes.append(helper.make_node("MatMul", [last, f"W{i}"], [f"h{i}"]))
+        last = f"h{i}"
+    nodes.append(helper.make_node("Identity", [last], ["Y"]))
+    io, out = [("X", "FP32", ["N", width])], [("Y", "FP32", ["N", width])]
+    return OnnxModel(name, make_proto(nodes, io, out, inits), io, out)
+
+
+@pytest.mark.oxiserve_only  # the reference Triton here has no ONNX Runtime backend
+def test_onnx_reloads_give_memory_back(tmp_path):
+    """An in-process backend: 20 reloads of a 64 MB ONNX model leave the
+    server no bigger than after its first load, and an unload frees the model."""
+    model = _deep_onnx_model("deep")
+    model.write(tmp_path / "repo", model.config(8))
+    flags = ["--model-control-mode=explicit", "--load-model=deep"]
+    with Server(tmp_path / "repo", flags) as server:
+        client = httpclient.InferenceServerClient(server.url)
+        loaded = _rss_kb(server.proc.pid)
+        for _ in range(RELOADS):
+            client.load_model("deep")
+        reloaded = _rss_kb(server.proc.pid)
+        client.unload_model("deep")
+        unloaded = _rss_kb(server.proc.pid)
+        client.close()
+    assert reloaded <= loaded * 1.25, (loaded, reloaded)
+    assert unloaded < loaded - 48 * 1024, (loaded, unloaded)

@@ -250,6 +250,7 @@ impl Server {
 /// table reach their queues (their handlers hold a reference until then),
 /// then shuts the versions down, which finishes every queued request.
 fn retire(name: &str, retired: Retired) {
+    let any = !retired.models.is_empty();
     for model in retired.models {
         let deadline = Instant::now() + RETIRE_WAIT;
         while Arc::strong_count(&model) > 1 && Instant::now() < deadline {
@@ -264,5 +265,20 @@ fn retire(name: &str, retired: Retired) {
         }
         model.shutdown();
         log::info!("successfully unloaded '{name}' version {}", model.version());
+    }
+    if any {
+        release_freed_memory();
+    }
+}
+
+/// Gives back to the system what the C allocator keeps of an unloaded
+/// model. glibc holds the freed blocks of in-process backends (ONNX Runtime)
+/// in its arenas: 20 reloads of a 90 MB ONNX model left 251 MB resident,
+/// 138 MB after a trim (unloaded: 61 MB, 46 MB after a trim).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers; it only walks glibc's free lists.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
