@@ -14,7 +14,6 @@ import datetime
 import ipaddress
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,27 +22,13 @@ import boto3
 import requests
 
 from helpers import wait_for
-from servers import Server, oxiserve_bin
+from servers import Server, accepts, free_port, oxiserve_bin, terminate
 
 REGION = "us-east-1"
 # The IAM user's one policy: everything.
 ALLOW_ALL = json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 class Moto:
@@ -85,7 +70,7 @@ class Moto:
     def _up(self):
         if self.proc.poll() is not None:
             raise AssertionError(f"moto exited:\n{Path(self.log).read_text()}")
-        return _accepts(self.port)
+        return accepts(self.port)
 
     def _client(self, service, key_id, secret):
         return boto3.client(
@@ -131,13 +116,7 @@ class Moto:
             self.s3.delete_object(Bucket=bucket, Key=obj["Key"])
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
 
 
 def certificates(folder):

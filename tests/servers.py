@@ -47,12 +47,31 @@ def _port_free(port):
     return True
 
 
-def _accepts(port):
+def accepts(port):
+    """Whether something listens on 127.0.0.1:`port`."""
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
     except OSError:
         return False
     return True
+
+
+def free_port():
+    """A loopback port that is free now (for helper servers)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def terminate(proc, timeout=10):
+    """SIGTERM to a helper process (nginx, Prometheus, moto), SIGKILL after `timeout` s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 _next_port = [TRITON_PORTS.start]
@@ -165,13 +184,13 @@ class Server:
             if time.monotonic() > deadline:
                 self._fail(f'printed no "Started HTTPService at" line in {START_TIMEOUT_S:.0f} s')
         # Triton prints the line a moment before its socket accepts connections.
-        while not _accepts(self.port):
+        while not accepts(self.port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self._fail(f"printed the Started line but port {self.port} refuses connections")
             time.sleep(0.05)
         self.url = f"127.0.0.1:{self.port}"
         # Both servers print the gRPC line before the HTTP one.
-        while self.grpc_port is not None and not _accepts(self.grpc_port):
+        while self.grpc_port is not None and not accepts(self.grpc_port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self._fail(f"printed the Started line but gRPC port {self.grpc_port} refuses connections")
             time.sleep(0.05)

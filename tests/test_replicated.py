@@ -12,7 +12,6 @@ scripts/tools.sh installs nginx and Prometheus (as root, as in CI).
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -26,19 +25,13 @@ import yaml
 from helpers import wait_for
 from models import identity, write_repository
 from s3_helpers import Moto, S3Server
-from servers import REPO_ROOT, TARGET
+from servers import REPO_ROOT, TARGET, accepts, free_port, terminate
 
 THREADS = 4
 # Each execution takes this long, so requests are in flight when a replica dies.
 DELAY_MS = 20
 MODEL = "echo"
 ADAPTER_RULES = REPO_ROOT / "deploy/kubernetes/prometheus-adapter/rules.yaml"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _tool(name):
@@ -65,20 +58,14 @@ class Child:
                         f"{self.log.read_text()}", pytrace=False)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
 
 
 def _nginx(tmp, replicas):
     """nginx in the foreground on a free port, balancing over the replicas' HTTP
     ports: keep-alive upstream connections, and a request that cannot reach a
     replica (connection refused) goes to the next one."""
-    port = _free_port()
+    port = free_port()
     servers = "\n".join(
         f"    server 127.0.0.1:{r.port} max_fails=1 fail_timeout=30s;" for r in replicas
     )
@@ -113,13 +100,13 @@ http {{
 """)
     child = Child([_tool("nginx"), "-p", str(tmp), "-c", str(conf), "-e", "stderr"],
                   tmp / "nginx.log")
-    wait_for(lambda: child.check_running() or _accepts(port), what="nginx to listen")
+    wait_for(lambda: child.check_running() or accepts(port), what="nginx to listen")
     return child, f"127.0.0.1:{port}"
 
 
 def _prometheus(tmp, replicas):
     """Prometheus scraping both replicas' metrics ports every second."""
-    port = _free_port()
+    port = free_port()
     targets = [f"127.0.0.1:{r.metrics_port}" for r in replicas]
     config = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
@@ -142,14 +129,6 @@ def _prometheus(tmp, replicas):
 
     wait_for(ready, what="Prometheus to be ready")
     return child, url
-
-
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 def query(prometheus, promql):

@@ -16,8 +16,8 @@ from tritonclient.utils import InferenceServerException
 from helpers import wait_for
 from models import identity
 from python_models import add_sub, write_repo
-from s3_helpers import Moto, S3Server, certificates, free_port, run_oxiserve
-from servers import TARGET
+from s3_helpers import Moto, S3Server, certificates, run_oxiserve
+from servers import TARGET, free_port
 
 oxiserve_only = pytest.mark.skipif(TARGET != "oxiserve", reason="oxiserve's own messages")
 

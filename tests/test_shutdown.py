@@ -3,7 +3,6 @@ connections, requests in flight complete, models unload (Python models run
 `finalize`), and it exits 0; past --exit-timeout-secs it exits 1 at once."""
 
 import signal
-import socket
 import threading
 import time
 
@@ -13,7 +12,7 @@ import tritonclient.http as httpclient
 
 from helpers import wait_for
 from python_models import PyModel, config, write_repo
-from servers import Server
+from servers import Server, accepts
 
 # Sleeps as many milliseconds as its input says; finalize leaves a marker.
 SLEEPER_PY = '''\
@@ -56,14 +55,6 @@ def _sleep(url, ms, results):
         results.append(e)
 
 
-def _refuses(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return True
-    return False
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_in_flight_requests_complete(tmp_path, sig):
     repo = write_repo(tmp_path / "repo", [_sleeper()])
@@ -74,7 +65,7 @@ def test_in_flight_requests_complete(tmp_path, sig):
         client.start()
     time.sleep(0.5)  # both requests are executing (two instances)
     server.proc.send_signal(sig)
-    wait_for(lambda: _refuses(server.port), timeout=10, what="the port to close")
+    wait_for(lambda: not accepts(server.port), timeout=10, what="the port to close")
     for client in clients:
         client.join(30)
     assert results == [[1500], [1500]], results
