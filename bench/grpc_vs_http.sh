@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # gRPC vs HTTP on the identity model (FP32 [1,16]), oxiserve and real Triton,
-# with h2load (Debian's nghttp2-client) as the one load generator for both
-# protocols: HTTP/1.1 JSON (`--h1`) and gRPC ModelInfer over HTTP/2 with raw
-# contents. C connections with one request in flight each, C = 1, 8, 64;
-# medians of RUNS runs of DURATION seconds; results in
-# bench/results/grpc_vs_http.md. h2load reports mean latency, not percentiles.
+# with oxiserve-perf (crates/perf) as the one load generator for both
+# protocols: HTTP/1.1 with JSON tensors and gRPC ModelInfer with raw
+# contents, the values of bench/wrk/identity_fp32_1x16.json. C connections
+# with one request in flight each, C = 1, 8, 64; each run is one measurement
+# window of DURATION seconds after WARMUP requests; medians of RUNS runs;
+# results in bench/results/grpc_vs_http.md.
 #
 #   RUNS=3 DURATION=10 bench/grpc_vs_http.sh
 #
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 TARGETS=${TARGETS:-oxiserve triton}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2000}
 CONCURRENCY=${CONCURRENCY:-1 8 64}
 RESULTS=${RESULTS:-bench/results/grpc_vs_http.md}
 JSON_BODY=bench/wrk/identity_fp32_1x16.json
@@ -30,10 +32,12 @@ stop_server() {
 trap 'stop_server; rm -rf "$WORK"' EXIT
 log() { echo "[bench] $*" >&2; }
 
-command -v h2load >/dev/null || { apt-get update && apt-get install -y --no-install-recommends nghttp2-client; }
 scripts/python-env.sh
+# Built one at a time: together, cargo would unify hyper's features and rebuild the server.
 cargo build --release --locked --bin oxiserve
-.venv/bin/python bench/h2load/make_grpc_body.py >"$WORK/grpc_body.bin"
+cargo build --release --locked -p oxiserve-perf
+python3 -c 'import json, sys; body = json.load(open(sys.argv[1]))
+print(json.dumps({"data": [{"INPUT0": body["inputs"][0]["data"]}]}))' "$JSON_BODY" >"$WORK/input.json"
 
 . bench/lib/common.sh
 make_identity_repos "$WORK"
@@ -41,10 +45,14 @@ make_identity_repos "$WORK"
 start() { # TARGET
   local p=${PORT[$1]}
   local flags=(--http-port=$p --grpc-port=$((p + 1)) --metrics-port=$((p + 2)))
+  local cmd
   case $1 in
-    oxiserve) target/release/oxiserve --model-repository="$WORK/repo-oxiserve" "${flags[@]}" ;;
-    triton) bash /work/shared/tools/real-triton.sh --model-repository="$WORK/repo-triton" "${flags[@]}" ;;
-  esac >"$WORK/$1.log" 2>&1 &
+    oxiserve) cmd=(target/release/oxiserve --model-repository="$WORK/repo-oxiserve" "${flags[@]}") ;;
+    triton) cmd=(bash /work/shared/tools/real-triton.sh --model-repository="$WORK/repo-triton" "${flags[@]}") ;;
+  esac
+  # Started directly (not in a subshell), so that SERVER_PID is the server
+  # (real-triton.sh execs tritonserver) and stop_server stops it.
+  "${cmd[@]}" >"$WORK/$1.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 600); do
     curl -sf "http://127.0.0.1:$p/v2/health/ready" >/dev/null && return 0
@@ -67,27 +75,20 @@ for mod, url in ((h, f"127.0.0.1:{port}"), (g, f"127.0.0.1:{port + 1}")):
 PY
 }
 
-# One h2load run; prints "rps mean_us failed".
+# One oxiserve-perf run; prints "rps mean_us p50_us p99_us errors".
 load() { # PROTOCOL PORT C
-  local out
-  case $1 in
-    http) out=$(h2load --h1 -c "$3" -m 1 -t $(( $3 < 2 ? 1 : 2 )) -D "$DURATION" --warm-up-time=1 \
-      -H 'content-type: application/json' -d "$JSON_BODY" "http://127.0.0.1:$2/v2/models/identity/infer") ;;
-    grpc) out=$(h2load -c "$3" -m 1 -t $(( $3 < 2 ? 1 : 2 )) -D "$DURATION" --warm-up-time=1 \
-      -H 'content-type: application/grpc' -H 'te: trailers' -d "$WORK/grpc_body.bin" \
-      "http://127.0.0.1:$(( $2 + 1 ))/inference.GRPCInferenceService/ModelInfer") ;;
-  esac
-  awk '/^finished in/ { for (i = 1; i <= NF; i++) if ($i ~ /req\/s/) rps = $(i - 1) }
-       /^requests:/ { failed = $10 + 0 }
-       /^time for request:/ { mean = $6 }
-       END { unit = mean; sub(/[0-9.]+/, "", unit); v = mean + 0;
-             if (unit == "ms") v *= 1000; if (unit == "s") v *= 1e6;
-             printf "%s %.0f %d\n", rps, v, failed }' <<<"$out"
+  local port=$2
+  [ "$1" = grpc ] && port=$(($2 + 1))
+  target/release/oxiserve-perf -m identity -u "127.0.0.1:$port" -i "$1" --concurrency-range "$3" \
+    --input-data "$WORK/input.json" --input-tensor-format json --output-tensor-format json \
+    --warmup-request-count "$WARMUP" -p $((DURATION * 1000)) -r 1 --json "$WORK/run.json" >/dev/null
+  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]; l = p["latency_us"]
+print("%.1f %.0f %d %d %d" % (p["requests_per_second"], l["avg"], l["p50"], l["p99"], p["errors"]))' "$WORK/run.json"
 }
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-declare -A RPS MEAN
+declare -A RPS MEAN P99
 for target in $TARGETS; do
   log "$target: starting"
   start "$target" || { log "$target did not start"; tail -20 "$WORK/$target.log"; stop_server; continue; }
@@ -102,6 +103,7 @@ for target in $TARGETS; do
       done
       RPS[$target,$proto,$c]=$(printf '%s\n' "${runs[@]}" | awk '{ print $1 }' | median)
       MEAN[$target,$proto,$c]=$(printf '%s\n' "${runs[@]}" | awk '{ print $2 }' | median)
+      P99[$target,$proto,$c]=$(printf '%s\n' "${runs[@]}" | awk '{ print $4 }' | median)
     done
   done
   stop_server
@@ -111,20 +113,20 @@ done
   echo "# gRPC vs HTTP: identity model, oxiserve and real Triton"
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load generator and servers share the CPUs"
-  echo "- Load: $(h2load --version | head -1), C connections x 1 request in flight, $RUNS runs of ${DURATION}s per point after 1 s warm-up; medians"
-  echo "- HTTP: HTTP/1.1 JSON body \`$JSON_BODY\`; gRPC: \`ModelInfer\` with INPUT0 as raw contents (\`bench/h2load/make_grpc_body.py\`)"
+  echo "- Load: oxiserve-perf (\`target/release/oxiserve-perf ... --concurrency-range C -p $((DURATION * 1000)) -r 1 --warmup-request-count $WARMUP\`), C connections x 1 request in flight, $RUNS runs of one ${DURATION}s window per point after $WARMUP warm-up requests; medians"
+  echo "- HTTP: HTTP/1.1 with JSON tensors (the values of \`$JSON_BODY\`); gRPC: \`ModelInfer\` with INPUT0 as raw contents"
   echo "- oxiserve $(git rev-parse --short HEAD); Triton 2.51.0 with a Python identity model (its only backend here)"
   echo
   echo "Command: \`RUNS=$RUNS DURATION=$DURATION bench/grpc_vs_http.sh\`"
   echo
-  echo "| target | connections | HTTP req/s | gRPC req/s | gRPC/HTTP | HTTP mean µs | gRPC mean µs |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| target | connections | HTTP req/s | gRPC req/s | gRPC/HTTP | HTTP mean µs | gRPC mean µs | HTTP p99 µs | gRPC p99 µs |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for target in $TARGETS; do
     for c in $CONCURRENCY; do
       h=${RPS[$target,http,$c]:-}; g=${RPS[$target,grpc,$c]:-}
       [ -n "$h" ] || continue
       ratio=$(awk -v g="$g" -v h="$h" 'BEGIN { printf "%.2f", g / h }')
-      echo "| $target | $c | $h | $g | $ratio | ${MEAN[$target,http,$c]} | ${MEAN[$target,grpc,$c]} |"
+      echo "| $target | $c | $h | $g | $ratio | ${MEAN[$target,http,$c]} | ${MEAN[$target,grpc,$c]} | ${P99[$target,http,$c]} | ${P99[$target,grpc,$c]} |"
     done
   done
 } >"$RESULTS"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests need when they are missing, from Debian:
 # `prometheus` (promtool checks the /metrics output; the Prometheus server
-# scrapes the replicas in tests/test_replicated.py) and `nginx-light` (the load
-# balancer there). Cheap when everything is there. Needs root and apt (as in
+# scrapes the replicas in tests/test_replicated.py), `nginx-light` (the load
+# balancer there) and `chromium` (renders oxiserve-perf's HTML report
+# headless). Cheap when everything is there. Needs root and apt (as in
 # CI); otherwise it says what to install and the tests that need a tool fail
 # or skip with the same message. kubectl and docker-compose come from PyPI
 # (tests/requirements.txt).
 set -euo pipefail
 
 # command -> Debian package
-declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light)
+declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light [chromium]=chromium)
 missing=()
 for tool in "${!packages[@]}"; do
   if ! command -v "$tool" >/dev/null && [ ! -x "/usr/sbin/$tool" ]; then

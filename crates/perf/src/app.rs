@@ -1,0 +1,259 @@
+//! One run: look the model up, build the requests, sweep the load, report.
+
+use std::{
+    collections::HashMap,
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    cli::{MeasurementMode, Protocol, RunArgs, SharedMemoryKind},
+    cpu::process_cpu_seconds,
+    error::{Error, Result},
+    grpc::{self, infer::GrpcConnector, stream::GrpcStreamConnector},
+    http::{api, conn::HttpConn, encode, infer::HttpConnector},
+    inputs::{self, DataSource, InputOptions, InputTensor},
+    measure::{Session, Settings},
+    model::ModelInfo,
+    report::{Report, RunTotals, console, csv, html, json},
+    results::PointResult,
+    shm::{SharedMemory, register::Registrar},
+    stats_source::StatsSource,
+    sweep::{self, LoadKind, Plan},
+    target::Target,
+};
+
+/// Runs the tool; the report, or why it could not be made.
+pub async fn run(cli: &RunArgs) -> Result<Report> {
+    let started = Instant::now();
+    let cpu_before = process_cpu_seconds();
+    let grpc = cli.protocol == Protocol::Grpc;
+    if cli.streaming && !grpc {
+        return Err(Error::new("--streaming needs -i grpc"));
+    }
+    let default_url = if grpc {
+        "localhost:8001"
+    } else {
+        "localhost:8000"
+    };
+    let url = cli.url.clone().unwrap_or_else(|| default_url.into());
+    let target = Target::resolve(&url).await?;
+    let (model, version) = (cli.model.as_str(), cli.model_version.as_deref());
+    let info = match grpc {
+        true => grpc::api::model_info(&target, model, version).await?,
+        false => fetch_model(&target, model, version).await?,
+    };
+    let steps = inputs::build(&info, &input_options(cli))?;
+    let stats = match grpc {
+        true => StatsSource::grpc(&target, model, version).await?,
+        false => StatsSource::http(&target, model, version).await?,
+    };
+    let mut session = Session::new(settings(cli), Some(stats));
+    let plan = plan(cli);
+    let kind = match plan.kind {
+        LoadKind::Concurrency => "concurrency",
+        LoadKind::Rate { .. } => "request_rate",
+    };
+    let requests = Requests {
+        cli,
+        target: &target,
+        steps: &steps,
+    };
+    let points = match cli.shared_memory {
+        SharedMemoryKind::None => requests.sweep(&mut session, &plan, kind, None).await?,
+        SharedMemoryKind::System => {
+            let memory =
+                SharedMemory::create(&info, &steps, cli.batch_size, cli.output_shared_memory_size)?;
+            let mut registrar = Registrar::connect(&target, grpc).await?;
+            let mut outcome = Ok(Vec::new());
+            for region in &memory.regions {
+                outcome = registrar.register(region).await.map(|()| Vec::new());
+                if outcome.is_err() {
+                    break;
+                }
+            }
+            if outcome.is_ok() {
+                outcome = requests
+                    .sweep(&mut session, &plan, kind, Some(&memory))
+                    .await;
+            }
+            for region in &memory.regions {
+                let _ = registrar.unregister(&region.name).await;
+            }
+            outcome?
+        }
+    };
+    let best_load = sweep::best(&points, plan.bound_us).map(|p| p.load);
+    let totals = totals(&points, started.elapsed(), cpu_before);
+    Ok(Report {
+        model: cli.model.clone(),
+        version: cli.model_version.clone(),
+        url,
+        protocol: if grpc { "grpc" } else { "http" }.into(),
+        streaming: cli.streaming,
+        batch_size: cli.batch_size,
+        load_kind: kind.into(),
+        distribution: matches!(plan.kind, LoadKind::Rate { .. })
+            .then(|| format!("{:?}", cli.request_distribution).to_lowercase()),
+        percentile: cli.percentile,
+        latency_threshold_ms: cli.latency_threshold,
+        points,
+        best_load,
+        totals,
+    })
+}
+
+/// The requests of a run, encoded for its protocol.
+struct Requests<'a> {
+    cli: &'a RunArgs,
+    target: &'a Target,
+    steps: &'a [Vec<InputTensor>],
+}
+
+impl Requests<'_> {
+    /// Encodes the requests (naming shared memory regions when `memory` is
+    /// given) and sweeps the plan with them.
+    async fn sweep(
+        &self,
+        session: &mut Session,
+        plan: &Plan,
+        kind: &str,
+        memory: Option<&SharedMemory>,
+    ) -> Result<Vec<PointResult>> {
+        let cli = self.cli;
+        let (model, version) = (cli.model.as_str(), cli.model_version.as_deref());
+        let target = self.target.clone();
+        let show = |p: &PointResult| console::say(&console::point_line(kind, p));
+        let steps = self.steps.iter().enumerate();
+        if cli.protocol == Protocol::Grpc {
+            let frames = steps
+                .map(|(i, s)| match memory {
+                    Some(m) => {
+                        grpc::encode::request_shared(model, version, s, &m.inputs[i], &m.outputs)
+                    }
+                    None => grpc::encode::request(model, version, s),
+                })
+                .collect();
+            return match cli.streaming {
+                true => {
+                    sweep::run(
+                        session,
+                        &GrpcStreamConnector::new(target, frames),
+                        plan,
+                        show,
+                    )
+                    .await
+                }
+                false => sweep::run(session, &GrpcConnector::new(target, frames), plan, show).await,
+            };
+        }
+        let bodies = steps
+            .map(|(i, s)| match memory {
+                Some(m) => encode::encode_shared(s, &m.inputs[i], &m.outputs),
+                None => encode::encode(s, cli.input_tensor_format, cli.output_tensor_format),
+            })
+            .collect();
+        let path = format!("{}/infer", api::model_path(model, version));
+        sweep::run(
+            session,
+            &HttpConnector::new(target, &path, bodies)?,
+            plan,
+            show,
+        )
+        .await
+    }
+}
+
+/// Prints the table and writes the files the command line asks for.
+pub fn write_outputs(cli: &RunArgs, report: &Report) -> Result<()> {
+    console::say(console::table(report).trim_end());
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(path) = &cli.csv {
+        write(path, csv::render(report))?;
+    }
+    if let Some(path) = &cli.json {
+        write(path, json::render(report))?;
+    }
+    if let Some(path) = &cli.html {
+        write(path, html::render(report))?;
+    }
+    Ok(())
+}
+
+async fn fetch_model(target: &Target, model: &str, version: Option<&str>) -> Result<ModelInfo> {
+    let mut conn = HttpConn::connect(target).await?;
+    let base = api::model_path(model, version);
+    let metadata = api::get(&mut conn, &base).await?;
+    let config = api::get(&mut conn, &format!("{base}/config")).await?;
+    ModelInfo::from_json(&metadata, &config)
+}
+
+fn input_options(cli: &RunArgs) -> InputOptions {
+    InputOptions {
+        source: DataSource::parse(&cli.input_data),
+        batch_size: cli.batch_size,
+        shapes: cli.shapes.iter().cloned().collect::<HashMap<_, _>>(),
+        string_length: cli.string_length,
+        string_data: cli.string_data.clone(),
+    }
+}
+
+fn settings(cli: &RunArgs) -> Settings {
+    Settings {
+        mode: cli.measurement_mode,
+        interval: Duration::from_millis(cli.measurement_interval),
+        request_count: match cli.measurement_mode {
+            MeasurementMode::CountWindows => cli.measurement_request_count.max(1),
+            MeasurementMode::TimeWindows => 0,
+        },
+        stability_percentage: cli.stability_percentage,
+        max_trials: cli.max_trials,
+        percentile: cli.percentile,
+        warmup_requests: cli.warmup_request_count,
+    }
+}
+
+fn plan(cli: &RunArgs) -> Plan {
+    let (kind, values) = match cli.request_rate_range {
+        Some(range) => (
+            LoadKind::Rate {
+                distribution: cli.request_distribution,
+                connections: cli.max_threads.max(1) as usize,
+            },
+            range.values(),
+        ),
+        None => (
+            LoadKind::Concurrency,
+            cli.concurrency_range.map_or(vec![1.0], |r| r.values()),
+        ),
+    };
+    Plan {
+        kind,
+        values,
+        batch_size: cli.batch_size,
+        bound_us: cli.latency_threshold.map(|ms| ms * 1000.0),
+        binary_search: cli.binary_search,
+    }
+}
+
+fn totals(points: &[PointResult], wall: Duration, cpu_before: Option<f64>) -> RunTotals {
+    let requests_sent = points.iter().map(|p| p.requests_sent).sum();
+    let server_requests = points
+        .iter()
+        .map(|p| p.server_requests)
+        .sum::<Option<u64>>();
+    let tool_cpu_seconds = cpu_before.zip(process_cpu_seconds()).map(|(a, b)| b - a);
+    RunTotals {
+        requests_sent,
+        server_requests,
+        errors: points.iter().map(|p| p.errors).sum(),
+        wall_seconds: wall.as_secs_f64(),
+        tool_cpu_seconds,
+        requests_per_tool_cpu_second: tool_cpu_seconds
+            .filter(|c| *c > 0.0)
+            .map(|c| requests_sent as f64 / c),
+    }
+}

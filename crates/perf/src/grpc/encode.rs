@@ -1,0 +1,120 @@
+//! The ModelInferRequest of each prepared request, framed once: inputs as
+//! raw little-endian contents.
+
+use bytes::Bytes;
+use std::collections::HashMap;
+
+use oxiserve_proto::inference::{
+    InferParameter, ModelInferRequest,
+    infer_parameter::ParameterChoice,
+    model_infer_request::{InferInputTensor, InferRequestedOutputTensor},
+};
+
+use super::frame;
+use crate::{inputs::InputTensor, shm::Placement};
+
+/// The request message (for streaming) and its gRPC frame.
+pub fn request(model: &str, version: Option<&str>, inputs: &[InputTensor]) -> Bytes {
+    let message = ModelInferRequest {
+        model_name: model.into(),
+        model_version: version.unwrap_or_default().into(),
+        inputs: inputs
+            .iter()
+            .map(|t| InferInputTensor {
+                name: t.name.clone(),
+                datatype: t.datatype.wire_name().into(),
+                shape: t.shape.clone(),
+                ..InferInputTensor::default()
+            })
+            .collect(),
+        raw_input_contents: inputs.iter().map(|t| t.data.clone()).collect(),
+        ..ModelInferRequest::default()
+    };
+    frame::encode(&message)
+}
+
+/// A framed request whose inputs and outputs live in shared memory regions.
+pub fn request_shared(
+    model: &str,
+    version: Option<&str>,
+    inputs: &[InputTensor],
+    placed: &[Placement],
+    outputs: &[(String, Placement)],
+) -> Bytes {
+    let message = ModelInferRequest {
+        model_name: model.into(),
+        model_version: version.unwrap_or_default().into(),
+        inputs: inputs
+            .iter()
+            .zip(placed)
+            .map(|(t, p)| InferInputTensor {
+                name: t.name.clone(),
+                datatype: t.datatype.wire_name().into(),
+                shape: t.shape.clone(),
+                parameters: region(p),
+                ..InferInputTensor::default()
+            })
+            .collect(),
+        outputs: outputs
+            .iter()
+            .map(|(name, p)| InferRequestedOutputTensor {
+                name: name.clone(),
+                parameters: region(p),
+            })
+            .collect(),
+        ..ModelInferRequest::default()
+    };
+    frame::encode(&message)
+}
+
+fn region(p: &Placement) -> HashMap<String, InferParameter> {
+    let param = |choice| InferParameter {
+        parameter_choice: Some(choice),
+    };
+    HashMap::from([
+        (
+            "shared_memory_region".into(),
+            param(ParameterChoice::StringParam(p.region.clone())),
+        ),
+        (
+            "shared_memory_byte_size".into(),
+            param(ParameterChoice::Int64Param(p.size as i64)),
+        ),
+        (
+            "shared_memory_offset".into(),
+            param(ParameterChoice::Int64Param(p.offset as i64)),
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use oxiserve_types::DataType;
+    use prost::Message;
+
+    use super::*;
+
+    #[test]
+    fn request_carries_raw_contents() {
+        let input = InputTensor {
+            name: "IN".into(),
+            datatype: DataType::Uint8,
+            shape: vec![1, 3],
+            data: Bytes::from_static(&[1, 2, 3]),
+        };
+        let framed = request("m", Some("2"), &[input]);
+        assert_eq!(framed[0], 0);
+        assert_eq!(
+            u32::from_be_bytes(framed[1..5].try_into().unwrap()) as usize,
+            framed.len() - 5
+        );
+        let decoded = ModelInferRequest::decode(&framed[5..]).unwrap();
+        assert_eq!(
+            (decoded.model_name.as_str(), decoded.model_version.as_str()),
+            ("m", "2")
+        );
+        assert_eq!(decoded.inputs[0].shape, [1, 3]);
+        assert_eq!(decoded.inputs[0].datatype, "UINT8");
+        assert_eq!(&decoded.raw_input_contents[0][..], [1, 2, 3]);
+    }
+}

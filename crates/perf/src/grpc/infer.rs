@@ -1,0 +1,95 @@
+//! Unary ModelInfer calls with pre-encoded requests.
+
+use std::{sync::Arc, time::Instant};
+
+use bytes::Bytes;
+use hyper::Uri;
+
+use super::{api::read_unary, conn::GrpcConn, frame::Decoder};
+use crate::{
+    client::{Connector, InferClient, Outcome},
+    error::Result,
+    http::body::{OnceBody, SendClock},
+    target::Target,
+};
+
+/// Opens [`GrpcInfer`] connections.
+#[derive(Debug, Clone)]
+pub struct GrpcConnector {
+    target: Target,
+    frames: Arc<[Bytes]>,
+}
+
+impl GrpcConnector {
+    /// Connections that send `frames` (framed ModelInferRequests) round robin.
+    pub fn new(target: Target, frames: Vec<Bytes>) -> Self {
+        GrpcConnector {
+            target,
+            frames: frames.into(),
+        }
+    }
+}
+
+impl Connector for GrpcConnector {
+    type Client = GrpcInfer;
+
+    async fn connect(&self) -> Result<GrpcInfer> {
+        let conn = GrpcConn::connect(&self.target).await?;
+        Ok(GrpcInfer {
+            uri: conn.uri("ModelInfer"),
+            conn,
+            frames: self.frames.clone(),
+            clock: SendClock::new(),
+            decoder: Decoder::default(),
+        })
+    }
+}
+
+/// One HTTP/2 connection making ModelInfer calls one at a time.
+pub struct GrpcInfer {
+    conn: GrpcConn<OnceBody>,
+    uri: Uri,
+    frames: Arc<[Bytes]>,
+    clock: Arc<SendClock>,
+    decoder: Decoder,
+}
+
+impl InferClient for GrpcInfer {
+    async fn infer(&mut self, step: usize) -> Outcome {
+        let start = Instant::now();
+        let body = OnceBody::timed(
+            self.frames[step % self.frames.len()].clone(),
+            self.clock.clone(),
+        );
+        let request = GrpcConn::request(self.uri.clone(), body);
+        let mut response = match self.conn.send(request).await {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome {
+                    error: Some(e.to_string()),
+                    ..Outcome::default()
+                };
+            }
+        };
+        let head = Instant::now();
+        let read = self
+            .conn
+            .drive(read_unary(&mut response, &mut self.decoder))
+            .await;
+        if let Err(e) = read.and_then(|r| r) {
+            return Outcome {
+                error: Some(e.to_string()),
+                ..Outcome::default()
+            };
+        }
+        Outcome {
+            send_ns: self
+                .clock
+                .taken()
+                .saturating_duration_since(start)
+                .as_nanos() as u64,
+            recv_ns: head.elapsed().as_nanos() as u64,
+            error: None,
+        }
+    }
+}

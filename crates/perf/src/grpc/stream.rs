@@ -1,0 +1,194 @@
+//! ModelStreamInfer: each connection keeps one bidirectional stream open and
+//! sends its requests on it one at a time, each answered by one response
+//! (models that are not decoupled).
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+    time::Instant,
+};
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use hyper::{Response, body::Incoming};
+use oxiserve_proto::inference::ModelStreamInferResponse;
+use prost::Message;
+use tokio::sync::mpsc;
+
+use super::{
+    conn::GrpcConn,
+    frame::{self, Decoder},
+};
+use crate::{
+    client::{Connector, InferClient, Outcome},
+    error::{Error, Result},
+    http::body::{SendClock, next_frame},
+    target::Target,
+};
+
+/// The request side of a stream: frames from a channel.
+pub struct ChannelBody {
+    rx: mpsc::UnboundedReceiver<Bytes>,
+    clock: Arc<SendClock>,
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, Self::Error>>> {
+        self.rx.poll_recv(cx).map(|next| {
+            next.map(|data| {
+                self.clock.mark();
+                Ok(Frame::data(data))
+            })
+        })
+    }
+}
+
+type Head = Pin<Box<dyn Future<Output = hyper::Result<Response<Incoming>>> + Send>>;
+
+/// An open stream: where requests go and where responses come from.
+struct Open {
+    tx: mpsc::UnboundedSender<Bytes>,
+    /// The response head, until it has arrived.
+    head: Option<Head>,
+    response: Option<Response<Incoming>>,
+}
+
+/// Opens [`GrpcStream`] connections.
+#[derive(Debug, Clone)]
+pub struct GrpcStreamConnector {
+    target: Target,
+    frames: Arc<[Bytes]>,
+}
+
+impl GrpcStreamConnector {
+    /// Streams that send `frames` (framed ModelInferRequests) round robin.
+    pub fn new(target: Target, frames: Vec<Bytes>) -> Self {
+        GrpcStreamConnector {
+            target,
+            frames: frames.into(),
+        }
+    }
+}
+
+impl Connector for GrpcStreamConnector {
+    type Client = GrpcStream;
+
+    async fn connect(&self) -> Result<GrpcStream> {
+        Ok(GrpcStream {
+            conn: GrpcConn::connect(&self.target).await?,
+            frames: self.frames.clone(),
+            clock: SendClock::new(),
+            decoder: Decoder::default(),
+            stream: None,
+        })
+    }
+}
+
+/// One connection with one ModelStreamInfer stream.
+pub struct GrpcStream {
+    conn: GrpcConn<ChannelBody>,
+    frames: Arc<[Bytes]>,
+    clock: Arc<SendClock>,
+    decoder: Decoder,
+    stream: Option<Open>,
+}
+
+impl GrpcStream {
+    async fn open(&mut self) -> Result<Open> {
+        self.conn.ready().await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let body = ChannelBody {
+            rx,
+            clock: self.clock.clone(),
+        };
+        let request = GrpcConn::request(self.conn.uri("ModelStreamInfer"), body);
+        self.decoder = Decoder::default();
+        Ok(Open {
+            tx,
+            head: Some(Box::pin(self.conn.send_later(request))),
+            response: None,
+        })
+    }
+
+    /// Sends request `step` and reads its response; returns when its first
+    /// bytes arrived. Any failure leaves the stream closed (the next call
+    /// opens a new one).
+    async fn exchange(&mut self, step: usize) -> Result<Instant> {
+        let mut open = match self.stream.take() {
+            Some(open) => open,
+            None => self.open().await?,
+        };
+        let frame = self.frames[step % self.frames.len()].clone();
+        open.tx
+            .send(frame)
+            .map_err(|_| Error::new("the stream is closed"))?;
+        if let Some(head) = open.head.take() {
+            let response = self.conn.drive(head).await??;
+            if let Some(Err(e)) = frame::status(response.headers()) {
+                return Err(Error::new(e));
+            }
+            open.response = Some(response);
+        }
+        let response = open.response.as_mut().expect("head received");
+        let mut first = None;
+        let message = loop {
+            if let Some(message) = self.decoder.next_message().map_err(Error::new)? {
+                break message;
+            }
+            match self.conn.drive(next_frame(response.body_mut())).await? {
+                Some(f) => match f?.into_data() {
+                    Ok(data) => {
+                        first.get_or_insert_with(Instant::now);
+                        self.decoder.push(&data);
+                    }
+                    Err(f) => return Err(ended(f.into_trailers().ok())),
+                },
+                None => return Err(ended(None)),
+            }
+        };
+        let answer = ModelStreamInferResponse::decode(message)
+            .map_err(|e| Error::new(format!("bad ModelStreamInferResponse: {e}")))?;
+        if !answer.error_message.is_empty() {
+            return Err(Error::new(answer.error_message));
+        }
+        self.stream = Some(open);
+        Ok(first.unwrap_or_else(Instant::now))
+    }
+}
+
+/// Why a stream ended before its response.
+fn ended(trailers: Option<hyper::HeaderMap>) -> Error {
+    match trailers.as_ref().and_then(frame::status) {
+        Some(Err(e)) => Error::new(e),
+        _ => Error::new("the server ended the stream"),
+    }
+}
+
+impl InferClient for GrpcStream {
+    async fn infer(&mut self, step: usize) -> Outcome {
+        let start = Instant::now();
+        match self.exchange(step).await {
+            Ok(first) => Outcome {
+                send_ns: self
+                    .clock
+                    .taken()
+                    .saturating_duration_since(start)
+                    .as_nanos() as u64,
+                recv_ns: first.elapsed().as_nanos() as u64,
+                error: None,
+            },
+            Err(e) => Outcome {
+                error: Some(e.to_string()),
+                ..Outcome::default()
+            },
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Request bodies, encoded once before the load starts: JSON tensors or
+//! Triton's binary tensor extension (JSON header + raw bytes).
+
+use bytes::Bytes;
+use oxiserve_types::DataType;
+use serde_json::{Map, Value, json};
+
+use crate::{cli::TensorFormat, inputs::InputTensor, shm::Placement};
+
+/// A ready-to-send inference body.
+#[derive(Debug, Clone)]
+pub struct PreparedBody {
+    pub body: Bytes,
+    /// The `Inference-Header-Content-Length` value, for binary bodies.
+    pub header_length: Option<usize>,
+}
+
+/// Encodes one request's inputs.
+pub fn encode(
+    inputs: &[InputTensor],
+    input_format: TensorFormat,
+    output_format: TensorFormat,
+) -> PreparedBody {
+    let binary = input_format == TensorFormat::Binary;
+    let tensors: Vec<Value> = inputs
+        .iter()
+        .map(|t| {
+            let mut entry =
+                json!({"name": t.name, "shape": t.shape, "datatype": t.datatype.wire_name()});
+            if binary {
+                entry["parameters"] = json!({"binary_data_size": t.data.len()});
+            } else {
+                entry["data"] = Value::Array(json_values(t));
+            }
+            entry
+        })
+        .collect();
+    let mut header = Map::new();
+    header.insert("inputs".into(), Value::Array(tensors));
+    if output_format == TensorFormat::Binary {
+        header.insert("parameters".into(), json!({"binary_data_output": true}));
+    }
+    let header = Value::Object(header).to_string().into_bytes();
+    if !binary {
+        return PreparedBody {
+            body: Bytes::from(header),
+            header_length: None,
+        };
+    }
+    let header_length = header.len();
+    let mut body = header;
+    for t in inputs {
+        body.extend_from_slice(&t.data);
+    }
+    PreparedBody {
+        body: Bytes::from(body),
+        header_length: Some(header_length),
+    }
+}
+
+/// A JSON body whose inputs and outputs live in shared memory regions.
+pub fn encode_shared(
+    inputs: &[InputTensor],
+    placed: &[Placement],
+    outputs: &[(String, Placement)],
+) -> PreparedBody {
+    let region = |p: &Placement| json!({"shared_memory_region": p.region, "shared_memory_byte_size": p.size, "shared_memory_offset": p.offset});
+    let inputs: Vec<Value> = inputs
+        .iter()
+        .zip(placed)
+        .map(|(t, p)| json!({"name": t.name, "shape": t.shape, "datatype": t.datatype.wire_name(), "parameters": region(p)}))
+        .collect();
+    let outputs: Vec<Value> = outputs
+        .iter()
+        .map(|(name, p)| json!({"name": name, "parameters": region(p)}))
+        .collect();
+    let body = json!({"inputs": inputs, "outputs": outputs}).to_string();
+    PreparedBody {
+        body: Bytes::from(body),
+        header_length: None,
+    }
+}
+
+/// The elements of a tensor as JSON values.
+fn json_values(t: &InputTensor) -> Vec<Value> {
+    let d = &t.data;
+    match t.datatype {
+        DataType::Bytes => oxiserve_types::bytes_elements(
+            &t.name,
+            d,
+            oxiserve_types::element_count(&t.shape).unwrap_or(0),
+        )
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| Value::String(String::from_utf8_lossy(e).into_owned()))
+        .collect(),
+        DataType::Bool => d.iter().map(|b| json!(*b != 0)).collect(),
+        DataType::Uint8 => d.iter().map(|b| json!(b)).collect(),
+        DataType::Int8 => d.iter().map(|b| json!(*b as i8)).collect(),
+        DataType::Uint16 => chunks(d, |c: [u8; 2]| json!(u16::from_le_bytes(c))),
+        DataType::Int16 => chunks(d, |c: [u8; 2]| json!(i16::from_le_bytes(c))),
+        DataType::Uint32 => chunks(d, |c: [u8; 4]| json!(u32::from_le_bytes(c))),
+        DataType::Int32 => chunks(d, |c: [u8; 4]| json!(i32::from_le_bytes(c))),
+        DataType::Uint64 => chunks(d, |c: [u8; 8]| json!(u64::from_le_bytes(c))),
+        DataType::Int64 => chunks(d, |c: [u8; 8]| json!(i64::from_le_bytes(c))),
+        DataType::Fp16 => chunks(d, |c: [u8; 2]| json!(half::f16::from_le_bytes(c).to_f32())),
+        DataType::Bf16 => chunks(d, |c: [u8; 2]| json!(half::bf16::from_le_bytes(c).to_f32())),
+        DataType::Fp32 => chunks(d, |c: [u8; 4]| json!(f32::from_le_bytes(c))),
+        DataType::Fp64 => chunks(d, |c: [u8; 8]| json!(f64::from_le_bytes(c))),
+    }
+}
+
+fn chunks<const N: usize>(data: &[u8], f: impl Fn([u8; N]) -> Value) -> Vec<Value> {
+    data.chunks_exact(N)
+        .map(|c| f(c.try_into().expect("exact chunk")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor() -> InputTensor {
+        InputTensor {
+            name: "IN".into(),
+            datatype: DataType::Int32,
+            shape: vec![1, 2],
+            data: Bytes::from_static(&[1, 0, 0, 0, 255, 255, 255, 255]),
+        }
+    }
+
+    #[test]
+    fn json_body_carries_values() {
+        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json);
+        assert_eq!(p.header_length, None);
+        let v: Value = serde_json::from_slice(&p.body).unwrap();
+        assert_eq!(
+            v,
+            json!({"inputs": [{"name": "IN", "shape": [1, 2], "datatype": "INT32", "data": [1, -1]}]})
+        );
+    }
+
+    #[test]
+    fn shared_body_names_regions() {
+        let at = |offset| Placement {
+            region: "r".into(),
+            offset,
+            size: 8,
+        };
+        let p = encode_shared(&[tensor()], &[at(16)], &[("OUT".into(), at(0))]);
+        let v: Value = serde_json::from_slice(&p.body).unwrap();
+        let input = &v["inputs"][0];
+        assert!(input.get("data").is_none());
+        assert_eq!(
+            input["parameters"],
+            json!({"shared_memory_region": "r", "shared_memory_byte_size": 8, "shared_memory_offset": 16})
+        );
+        assert_eq!(v["outputs"][0]["parameters"]["shared_memory_offset"], 0);
+    }
+
+    #[test]
+    fn binary_body_is_header_then_bytes() {
+        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary);
+        let n = p.header_length.unwrap();
+        let v: Value = serde_json::from_slice(&p.body[..n]).unwrap();
+        assert_eq!(v["inputs"][0]["parameters"]["binary_data_size"], 8);
+        assert_eq!(v["parameters"]["binary_data_output"], true);
+        assert_eq!(&p.body[n..], &tensor().data[..]);
+    }
+}

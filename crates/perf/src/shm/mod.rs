@@ -1,0 +1,187 @@
+//! System shared memory (`--shared-memory system`): every request's inputs
+//! are written once into a POSIX shared memory object (a file under
+//! /dev/shm, what `shm_open` creates on Linux), and each output gets a slot
+//! in a second one; requests then name regions instead of carrying data.
+
+pub mod register;
+
+use std::path::PathBuf;
+
+use oxiserve_types::element_count;
+
+use crate::{
+    error::{Error, Result},
+    inputs::InputTensor,
+    model::ModelInfo,
+};
+
+/// Where one tensor lives: region name, offset and size in bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    pub region: String,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// A region: its registered name, `shm_open` key and size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub name: String,
+    pub key: String,
+    pub size: u64,
+}
+
+/// The shared memory behind a run; the objects are removed on drop.
+#[derive(Debug)]
+pub struct SharedMemory {
+    /// Per request, per input (in the request's input order).
+    pub inputs: Vec<Vec<Placement>>,
+    /// Each model output and its slot.
+    pub outputs: Vec<(String, Placement)>,
+    pub regions: Vec<Region>,
+}
+
+impl SharedMemory {
+    /// Writes the inputs of every request into one object and sizes one for
+    /// the outputs: fixed-size outputs take what the model's dims say (with
+    /// the request's batch), the others `output_size` bytes.
+    pub fn create(
+        model: &ModelInfo,
+        steps: &[Vec<InputTensor>],
+        batch_size: u32,
+        output_size: u64,
+    ) -> Result<Self> {
+        let prefix = format!("oxiserve_perf_{}", std::process::id());
+        let (input_name, output_name) = (format!("{prefix}_input"), format!("{prefix}_output"));
+        let mut data = Vec::new();
+        let inputs = steps
+            .iter()
+            .map(|step| {
+                step.iter()
+                    .map(|t| {
+                        let placement = Placement {
+                            region: input_name.clone(),
+                            offset: data.len() as u64,
+                            size: t.data.len() as u64,
+                        };
+                        data.extend_from_slice(&t.data);
+                        placement
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut offset = 0;
+        let outputs = model
+            .outputs
+            .iter()
+            .map(|o| {
+                let mut shape = o.dims.clone();
+                if model.max_batch_size > 0 {
+                    shape.insert(0, i64::from(batch_size));
+                }
+                let fixed = o
+                    .datatype
+                    .element_size()
+                    .zip(element_count(&shape).filter(|_| !shape.contains(&-1)));
+                let size = fixed.map_or(output_size, |(e, n)| (e * n) as u64);
+                let placement = Placement {
+                    region: output_name.clone(),
+                    offset,
+                    size,
+                };
+                offset += size;
+                (o.name.clone(), placement)
+            })
+            .collect();
+        let regions = vec![
+            Region {
+                key: format!("/{input_name}"),
+                name: input_name,
+                size: data.len() as u64,
+            },
+            Region {
+                key: format!("/{output_name}"),
+                name: output_name,
+                size: offset,
+            },
+        ];
+        let memory = SharedMemory {
+            inputs,
+            outputs,
+            regions,
+        };
+        memory.write(0, &data)?;
+        memory.write(1, &vec![0; offset as usize])?;
+        Ok(memory)
+    }
+
+    fn write(&self, region: usize, data: &[u8]) -> Result<()> {
+        let path = path(&self.regions[region]);
+        std::fs::write(&path, data).map_err(|e| {
+            Error::new(format!(
+                "cannot create shared memory {}: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+impl Drop for SharedMemory {
+    fn drop(&mut self) {
+        for region in &self.regions {
+            let _ = std::fs::remove_file(path(region));
+        }
+    }
+}
+
+/// The file `shm_open(key)` opens on Linux.
+fn path(region: &Region) -> PathBuf {
+    PathBuf::from("/dev/shm").join(region.key.trim_start_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use oxiserve_types::DataType;
+
+    use super::*;
+    use crate::model::TensorInfo;
+
+    #[test]
+    fn inputs_are_laid_out_in_order_and_outputs_sized() {
+        let tensor = |name: &str, datatype, dims: Vec<i64>| TensorInfo {
+            name: name.into(),
+            datatype,
+            dims,
+        };
+        let model = ModelInfo {
+            name: "m".into(),
+            max_batch_size: 8,
+            inputs: vec![tensor("IN", DataType::Int32, vec![2])],
+            outputs: vec![
+                tensor("OUT", DataType::Int32, vec![2]),
+                tensor("S", DataType::Bytes, vec![1]),
+            ],
+        };
+        let input = |v: u8| InputTensor {
+            name: "IN".into(),
+            datatype: DataType::Int32,
+            shape: vec![1, 2],
+            data: Bytes::from(vec![v; 8]),
+        };
+        let memory =
+            SharedMemory::create(&model, &[vec![input(1)], vec![input(2)]], 3, 100).unwrap();
+        assert_eq!(memory.inputs[1][0].offset, 8);
+        assert_eq!(memory.outputs[0].1.size, 24);
+        assert_eq!(
+            (memory.outputs[1].1.offset, memory.outputs[1].1.size),
+            (24, 100)
+        );
+        let file = path(&memory.regions[0]);
+        let written = std::fs::read(&file).unwrap();
+        assert_eq!(written[7..9], [1, 2]);
+        assert_eq!(memory.regions[1].size, 124);
+        drop(memory);
+        assert!(!file.exists());
+    }
+}
