@@ -9,19 +9,25 @@ cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 python3 scripts/check_layout.py
-cargo clippy --workspace --all-targets --locked -- -D warnings
-# The Python environment first: Rust tests load ONNX Runtime's library from it.
+# The Python environment first: the PyTorch backend builds against its
+# libtorch (the torch wheel), and Rust tests load ONNX Runtime's library from it.
 scripts/python-env.sh
+LIBTORCH="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch"
+export LIBTORCH
+# Every cargo command builds the same feature set, so the workspace compiles once.
+features=(--features oxiserve/pytorch)
+cargo clippy --workspace --all-targets --locked "${features[@]}" -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
+cargo test --workspace --locked --no-fail-fast "${features[@]}" 2>&1 | tee "$log" || status=1
 rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "$log")
 echo "rust: ${rust% *} passed, ${rust#* } failed"
 
-# End-to-end: the debug binary cargo test just built, over real sockets.
+# End-to-end: the debug binaries (oxiserve, oxiserve-perf) over real sockets;
+# the same feature set as above, so nothing compiles twice.
 scripts/tools.sh
-cargo build --locked --bin oxiserve
+cargo build --workspace --bins --locked "${features[@]}"
 .venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
 # pytest's summary is its last line: "3 failed, 160 passed, 1 error in 4.2s".
 summary=$(tail -1 "$log")

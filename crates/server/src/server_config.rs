@@ -64,8 +64,17 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
     backends.register(Arc::new(PythonBackend::new(python)));
     backends.register(Arc::new(OnnxBackend::new(onnx)));
     backends.register(Arc::new(oxiserve_backend_tokenizer::TokenizerBackend));
+    #[cfg(feature = "pytorch")]
+    backends.register(Arc::new(oxiserve_backend_pytorch::PyTorchBackend));
     Ok(backends)
 }
 
 /// The backends `backends` registers.
-const BUILT_IN: &[&str] = &["identity", "onnxruntime", "python", "tokenizer"];
+const BUILT_IN: &[&str] = &[
+    "identity",
+    "onnxruntime",
+    "python",
+    "tokenizer",
+    #[cfg(feature = "pytorch")]
+    "pytorch",
+];

@@ -102,10 +102,15 @@ fn start_up_prints_the_model_and_option_tables() {
             && all.contains("bad/config.pbtxt:2:30: unknown value 'TYPE_FP23'"),
         "{all}"
     );
+    let backends = if cfg!(feature = "pytorch") {
+        "identity, onnxruntime, python, pytorch, tokenizer"
+    } else {
+        "identity, onnxruntime, python, tokenizer"
+    };
     assert!(
-        all.contains(
-            "| good  | 2       | UNAVAILABLE: backend 'custom' is not available in this build; available backends: identity, onnxruntime, python, tokenizer"
-        ),
+        all.contains(&format!(
+            "| good  | 2       | UNAVAILABLE: backend 'custom' is not available in this build; available backends: {backends}"
+        )),
         "{all}"
     );
     assert!(
