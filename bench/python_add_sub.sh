@@ -4,7 +4,8 @@
 # dynamic_batching {}, 1 CPU instance) served unchanged by
 #   oxiserve - target/release/oxiserve (its Python backend)
 #   triton   - real Triton (/work/shared/tools/real-triton.sh)
-# KServe v2 JSON over HTTP/1.1 with wrk at 1, 8, 64 connections, RUNS x DURATION per point,
+# KServe v2 JSON over HTTP/1.1, load from oxiserve-perf (crates/perf) at 1, 8, 64 connections
+# (one request in flight each), RUNS windows of DURATION per point,
 # medians of req/s, p50, p99 and the ratios oxiserve/Triton; bench/results/python_add_sub.md.
 #
 # Variants (VARIANTS, each served by a fresh server holding only its model):
@@ -39,7 +40,7 @@ BUILD=${BUILD:-1}
 OXISERVE_ARGS=${OXISERVE_ARGS:-}
 TRITON_ARGS=${TRITON_ARGS:-}
 RESULTS=${RESULTS:-bench/results/python_add_sub.md}
-LUA=bench/wrk/post_json.lua
+PERF=target/release/oxiserve-perf
 TRITON_SH=/work/shared/tools/real-triton.sh
 ALL_TARGETS="oxiserve triton"
 ALL_VARIANTS="fp32 bytes 1mib"
@@ -54,7 +55,6 @@ WORK=$(mktemp -d -t python-add-sub-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
-ensure_wrk
 
 # --- the model: Triton's add_sub example, byte for byte the same in both repositories -------
 # write_model DIR VARIANT: DIR/<model>/{config.pbtxt,1/model.py}
@@ -87,7 +87,7 @@ CFG
 }
 for t in $ALL_TARGETS; do for v in $ALL_VARIANTS; do write_model "$WORK/repo-$t/$v" "$v"; done; done
 
-# --- request bodies (wrk sends one body over and over; the check uses the same) --------------
+# --- request bodies (the correctness check sends them; the load sends the same values) -------
 # fp32, bytes: JSON. 1mib: a JSON header + INPUT0 + INPUT1 raw little-endian FP32, the header
 # length in BODY_HEADER_LEN (sent as Inference-Header-Content-Length), binary outputs asked for.
 python3 - "$WORK" <<'PY'
@@ -116,8 +116,13 @@ header = json.dumps({"inputs": [inp("INPUT0", "FP32", [1, n], binary=4 * n),
 with open(f"{work}/1mib.body", "wb") as f:
     f.write(header + a.tobytes() + b.tobytes())
 open(f"{work}/1mib.header_len", "w").write(str(len(header)))
+# oxiserve-perf's input data (perf_analyzer's format): the JSON bodies' values; 1mib
+# sends zeros in binary tensors (the values do not change the cost).
+for variant in ("fp32", "bytes"):
+    body = json.load(open(f"{work}/{variant}.body"))
+    json.dump({"data": [{i["name"]: i["data"] for i in body["inputs"]}]},
+              open(f"{work}/{variant}.data.json", "w"))
 PY
-declare -A HDR=([fp32]= [bytes]= [1mib]="Inference-Header-Content-Length: $(cat "$WORK/1mib.header_len")")
 declare -A DESC=(
   [fp32]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/fp32.body") B body)"
   [bytes]="JSON, INPUT0/INPUT1 BYTES [1,4] (4 short strings each; $(wc -c <"$WORK/bytes.body") B body)"
@@ -178,6 +183,8 @@ build() { # TARGET
     oxiserve) if [ "$BUILD" = 1 ]; then cargo build --release --locked --bin oxiserve; fi
       [ -x target/release/oxiserve ] ;;
     triton) [ -f "$TRITON_SH" ] ;;
+    perf) if [ "$BUILD" = 1 ]; then cargo build --release --locked -p oxiserve-perf; fi
+      [ -x "$PERF" ] ;;
   esac
 }
 cmd() { # TARGET VARIANT: the server command line
@@ -196,13 +203,25 @@ wait_ready() { # TARGET VARIANT: server ready, model ready, right answer
 
 # --- benchmark ----------------------------------------------------------------------------
 echo -e "target\tvariant\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx" >"$WORK/runs.tsv"
-run_wrk() { # CONNS PORT DURATION VARIANT
-  local hdr=()
-  [ -z "${HDR[$4]}" ] || hdr=(-H "${HDR[$4]}")
-  BODY_FILE="$WORK/$4.body" wrk -t$(($1 < 2 ? $1 : 2)) -c"$1" -d"$3" -s "$LUA" "${hdr[@]}" \
-    "http://127.0.0.1:$2/v2/models/${MODEL[$4]}/infer"
+# perf_args VARIANT: how oxiserve-perf sends the variant's requests
+perf_args() {
+  case $1 in
+    1mib) echo "--input-data zero --input-tensor-format binary --output-tensor-format binary" ;;
+    *) echo "--input-data $WORK/$1.data.json --input-tensor-format json --output-tensor-format json" ;;
+  esac
+}
+# run_load CONNS PORT DURATION VARIANT: one oxiserve-perf window of DURATION at CONNS
+# connections; prints "RESULT rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0"
+run_load() {
+  # shellcheck disable=SC2046
+  "$PERF" -m "${MODEL[$4]}" -u "127.0.0.1:$2" -i http --concurrency-range "$1" \
+    $(perf_args "$4") -p $(( ${3%s} * 1000 )) -r 1 --json "$WORK/run.json" >/dev/null 2>&1 || true
+  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]; l = p["latency_us"]
+print("RESULT rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0" % (
+    p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"]))' "$WORK/run.json" 2>/dev/null
 }
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+build perf >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 for t in $TARGETS; do
   BUSY[$t]=$(cpu_busy)
   log "$t: prepare (CPUs ${BUSY[$t]} busy with other work)"
@@ -225,12 +244,13 @@ for t in $TARGETS; do
     [ -n "${VERSION[$t]:-}" ] || VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" |
       python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
     log "$t/$v: warm-up ($WARMUP at $max_conns connections)"
-    run_wrk "$max_conns" "${PORT[$t]}" "$WARMUP" "$v" >/dev/null || true
+    run_load "$max_conns" "${PORT[$t]}" "$WARMUP" "$v" >/dev/null || true
     STATUS[$t/$v]=ok
     for c in $CONCURRENCY; do
       for r in $(seq "$RUNS"); do
-        out=$(run_wrk "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
-        [ -n "$out" ] || { STATUS[$t/$v]="ok, except: wrk gave no result at $c connections, run $r"; continue; }
+        rm -f "$WORK/run.json"
+        out=$(run_load "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
+        [ -n "$out" ] || { STATUS[$t/$v]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
         log "$t/$v c=$c run $r: $out"
         for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
         echo -e "$t\t$v\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx" >>"$WORK/runs.tsv"
@@ -275,9 +295,9 @@ mkdir -p "$(dirname "$RESULTS")"
     echo
   fi
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and wrk share the CPUs, nothing pinned"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up at $max_conns connections; wrk threads = min(connections, 2); keep-alive; one request body per variant, sent over and over"
-  echo "- At 1 connection, latency depends on whether the scheduler puts wrk and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and oxiserve-perf share the CPUs, nothing pinned"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections; C keep-alive connections with one request in flight each; the same request values per variant, encoded once"
+  echo "- At 1 connection, latency depends on whether the scheduler puts the load generator and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)'), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
   echo "- Python: Triton's stubs run $(pyver "$HOME/.cache/real-triton/venv/bin/python3") (\`~/.cache/real-triton/venv\`); oxiserve's default interpreter here is \`.venv/bin/python3\` next to the binary's ancestors: $(pyver .venv/bin/python3)${OXISERVE_ARGS:+ (OXISERVE_ARGS may pick another)}"
   echo
@@ -290,8 +310,9 @@ mkdir -p "$(dirname "$RESULTS")"
   cmd oxiserve '$V' | repo_path
   cmd triton '$V' | repo_path
   echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; warm-up first: the same at C = $max_conns for $WARMUP"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   for v in $VARIANTS; do
-    echo "BODY_FILE=\$$(tr a-z A-Z <<<"BODY_$v") wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION -s $LUA${HDR[$v]:+ -H '${HDR[$v]}'} http://127.0.0.1:\$P/v2/models/${MODEL[$v]}/infer"
+    echo "$PERF -m ${MODEL[$v]} -u 127.0.0.1:\$P -i http --concurrency-range \$C $(perf_args "$v" | sed "s|$WORK/|\\$WORK/|") -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
   done
   echo '```'
   echo
