@@ -4,7 +4,8 @@
 # both on the same server:
 #   oxiserve - target/release/oxiserve
 #   triton   - real Triton (/work/shared/tools/real-triton.sh; Python backend only)
-# KServe v2 JSON over HTTP/1.1 with wrk at 1, 8, 64 connections, RUNS x DURATION per point,
+# KServe v2 JSON over HTTP/1.1, load from oxiserve-perf (crates/perf) at 1, 8, 64 connections
+# (one request in flight each), RUNS windows of DURATION per point,
 # direct and ensemble runs alternating (direct first in odd runs, ensemble first in even ones):
 # medians of req/s, p50, p99, the latency the ensemble adds (p50 and p99 differences) and the
 # req/s ratio ensemble/direct; bench/results/ensemble_overhead.md.
@@ -42,7 +43,6 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 OXISERVE_ARGS=${OXISERVE_ARGS:-}
 TRITON_ARGS=${TRITON_ARGS:-}
 RESULTS=${RESULTS:-bench/results/ensemble_overhead.md}
-LUA=bench/wrk/post_json.lua
 TRITON_SH=/work/shared/tools/real-triton.sh
 ALL_TARGETS="oxiserve triton"
 ALL_MEMBERS="identity add_sub"
@@ -57,7 +57,6 @@ WORK=$(mktemp -d -t ensemble-overhead-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
-ensure_wrk
 
 # --- models: $WORK/repo-<target>-<member>/{<member>,ens_<member>} ----------------------------
 batching=(); [ "$BATCHING" = 1 ] && batching=("dynamic_batching { }")
@@ -98,6 +97,7 @@ _identity_repo "$WORK/repo-oxiserve-identity" identity
 ensemble "$WORK/repo-oxiserve-identity" identity 16 INPUT0 OUTPUT0
 add_sub_body "$WORK/add_sub.body"
 cp bench/wrk/identity_fp32_1x16.json "$WORK/identity.body"
+for m in add_sub identity; do perf_data "$WORK/$m.body" "$WORK/$m.data.json"; done
 declare -A DESC=(
   [add_sub]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/add_sub.body") B body)"
   [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/wrk/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
@@ -130,11 +130,12 @@ wait_ready() { # TARGET MEMBER: server ready, both models ready, right answers
 
 # --- benchmark ----------------------------------------------------------------------------
 echo -e "target\tmember\tpath\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx" >"$WORK/runs.tsv"
-run_wrk() { # CONNS PORT DURATION MEMBER MODEL
-  BODY_FILE="$WORK/$4.body" wrk -t$(($1 < 2 ? $1 : 2)) -c"$1" -d"$3" -s "$LUA" \
-    "http://127.0.0.1:$2/v2/models/$5/infer"
+run_load() { # CONNS PORT DURATION MEMBER MODEL
+  perf_point "$5" "$2" "$1" "$3" --input-data "$WORK/$4.data.json" \
+    --input-tensor-format json --output-tensor-format json
 }
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 for t in $TARGETS; do
   BUSY[$t]=$(cpu_busy)
   log "$t: prepare (CPUs ${BUSY[$t]} busy with other work)"
@@ -157,16 +158,16 @@ for t in $TARGETS; do
     [ -n "${VERSION[$t]:-}" ] || VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" |
       python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
     log "$t/$m: warm-up ($WARMUP at $max_conns connections, direct and ensemble)"
-    run_wrk "$max_conns" "${PORT[$t]}" "$WARMUP" "$m" "$m" >/dev/null || true
-    run_wrk "$max_conns" "${PORT[$t]}" "$WARMUP" "$m" "ens_$m" >/dev/null || true
+    run_load "$max_conns" "${PORT[$t]}" "$WARMUP" "$m" "$m" >/dev/null || true
+    run_load "$max_conns" "${PORT[$t]}" "$WARMUP" "$m" "ens_$m" >/dev/null || true
     STATUS[$t/$m]=ok
     for c in $CONCURRENCY; do
       for r in $(seq "$RUNS"); do
         order="direct ensemble"; [ $((r % 2)) = 1 ] || order="ensemble direct"
         for path in $order; do
           model=$m; [ "$path" = direct ] || model=ens_$m
-          out=$(run_wrk "$c" "${PORT[$t]}" "$DURATION" "$m" "$model" | grep '^RESULT ' || true)
-          [ -n "$out" ] || { STATUS[$t/$m]="ok, except: wrk gave no result at $c connections, $path, run $r"; continue; }
+          out=$(run_load "$c" "${PORT[$t]}" "$DURATION" "$m" "$model" | grep '^RESULT ' || true)
+          [ -n "$out" ] || { STATUS[$t/$m]="ok, except: oxiserve-perf gave no result at $c connections, $path, run $r"; continue; }
           log "$t/$m $path c=$c run $r: $out"
           for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
           echo -e "$t\t$m\t$path\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx" >>"$WORK/runs.tsv"
@@ -212,9 +213,9 @@ mkdir -p "$(dirname "$RESULTS")"
     echo
   fi
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and wrk share the CPUs, nothing pinned"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point and path after a $WARMUP warm-up of each path at $max_conns connections; direct and ensemble runs alternate on the same server; wrk threads = min(connections, 2); keep-alive; one request body per member, sent over and over"
-  echo "- At 1 connection, latency depends on whether the scheduler puts wrk and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and oxiserve-perf share the CPUs, nothing pinned"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point and path after a $WARMUP warm-up of each path at $max_conns connections; direct and ensemble runs alternate on the same server; C keep-alive connections with one request in flight each; the same request values per member, encoded once"
+  echo "- At 1 connection, latency depends on whether the scheduler puts the load generator and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)') (\`$OXISERVE_BIN\`, built $(date -u -r "$OXISERVE_BIN" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
   echo "- Python: Triton's stubs run $(pyver "$HOME/.cache/real-triton/venv/bin/python3") (\`~/.cache/real-triton/venv\`); oxiserve's default interpreter here is \`.venv/bin/python3\`: $(pyver .venv/bin/python3)${OXISERVE_ARGS:+ (OXISERVE_ARGS may pick another)}"
   echo
@@ -229,10 +230,11 @@ mkdir -p "$(dirname "$RESULTS")"
   cmd triton '$M' | repo_path
   echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; model X = M (direct) or ens_M (ensemble), alternating"
   echo "# warm-up first: the same at C = $max_conns for $WARMUP, direct then ensemble"
-  echo "BODY_FILE=\$BODY_M wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION -s $LUA http://127.0.0.1:\$P/v2/models/\$X/infer"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "$PERF -m \$X -u 127.0.0.1:\$P -i http --concurrency-range \$C --input-data \$DATA_M --input-tensor-format json --output-tensor-format json -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
   echo '```'
   echo
-  echo "Request bodies (\$BODY_M, written by the script; before timing, one request to M and one to ens_M must return the right outputs, and again after the load):"
+  echo "Request bodies (\$BODY_M, written by the script; \$DATA_M holds their values in perf_analyzer's data format; before timing, one request to M and one to ens_M must return the right outputs, and again after the load):"
   echo
   for m in $ALL_MEMBERS; do echo "- $m: ${DESC[$m]}"; done
   echo

@@ -40,7 +40,6 @@ BUILD=${BUILD:-1}
 OXISERVE_ARGS=${OXISERVE_ARGS:-}
 TRITON_ARGS=${TRITON_ARGS:-}
 RESULTS=${RESULTS:-bench/results/python_add_sub.md}
-PERF=target/release/oxiserve-perf
 TRITON_SH=/work/shared/tools/real-triton.sh
 ALL_TARGETS="oxiserve triton"
 ALL_VARIANTS="fp32 bytes 1mib"
@@ -116,13 +115,10 @@ header = json.dumps({"inputs": [inp("INPUT0", "FP32", [1, n], binary=4 * n),
 with open(f"{work}/1mib.body", "wb") as f:
     f.write(header + a.tobytes() + b.tobytes())
 open(f"{work}/1mib.header_len", "w").write(str(len(header)))
-# oxiserve-perf's input data (perf_analyzer's format): the JSON bodies' values; 1mib
-# sends zeros in binary tensors (the values do not change the cost).
-for variant in ("fp32", "bytes"):
-    body = json.load(open(f"{work}/{variant}.body"))
-    json.dump({"data": [{i["name"]: i["data"] for i in body["inputs"]}]},
-              open(f"{work}/{variant}.data.json", "w"))
 PY
+# oxiserve-perf's input data: the JSON bodies' values; 1mib sends zeros in binary tensors
+# (the values do not change the cost).
+for v in fp32 bytes; do perf_data "$WORK/$v.body" "$WORK/$v.data.json"; done
 declare -A DESC=(
   [fp32]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/fp32.body") B body)"
   [bytes]="JSON, INPUT0/INPUT1 BYTES [1,4] (4 short strings each; $(wc -c <"$WORK/bytes.body") B body)"
@@ -183,8 +179,6 @@ build() { # TARGET
     oxiserve) if [ "$BUILD" = 1 ]; then cargo build --release --locked --bin oxiserve; fi
       [ -x target/release/oxiserve ] ;;
     triton) [ -f "$TRITON_SH" ] ;;
-    perf) if [ "$BUILD" = 1 ]; then cargo build --release --locked -p oxiserve-perf; fi
-      [ -x "$PERF" ] ;;
   esac
 }
 cmd() { # TARGET VARIANT: the server command line
@@ -210,18 +204,12 @@ perf_args() {
     *) echo "--input-data $WORK/$1.data.json --input-tensor-format json --output-tensor-format json" ;;
   esac
 }
-# run_load CONNS PORT DURATION VARIANT: one oxiserve-perf window of DURATION at CONNS
-# connections; prints "RESULT rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0"
-run_load() {
+run_load() { # CONNS PORT DURATION VARIANT
   # shellcheck disable=SC2046
-  "$PERF" -m "${MODEL[$4]}" -u "127.0.0.1:$2" -i http --concurrency-range "$1" \
-    $(perf_args "$4") -p $(( ${3%s} * 1000 )) -r 1 --json "$WORK/run.json" >/dev/null 2>&1 || true
-  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]; l = p["latency_us"]
-print("RESULT rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0" % (
-    p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"]))' "$WORK/run.json" 2>/dev/null
+  perf_point "${MODEL[$4]}" "$2" "$1" "$3" $(perf_args "$4")
 }
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
-build perf >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 for t in $TARGETS; do
   BUSY[$t]=$(cpu_busy)
   log "$t: prepare (CPUs ${BUSY[$t]} busy with other work)"
@@ -248,7 +236,6 @@ for t in $TARGETS; do
     STATUS[$t/$v]=ok
     for c in $CONCURRENCY; do
       for r in $(seq "$RUNS"); do
-        rm -f "$WORK/run.json"
         out=$(run_load "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
         [ -n "$out" ] || { STATUS[$t/$v]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
         log "$t/$v c=$c run $r: $out"

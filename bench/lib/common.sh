@@ -195,3 +195,28 @@ await_ready() { # PORT PID TIMEOUT_S MODEL...: GET /v2/health/ready = 200 (polle
   done
 }
 ensure_wrk() { command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }; }
+
+# oxiserve-perf (crates/perf), the load generator of the converted benchmarks.
+PERF=${PERF:-target/release/oxiserve-perf}
+ensure_perf() { # BUILD(1|0): cargo build the release tool first when 1
+  if [ "$1" = 1 ]; then cargo build --release --locked -p oxiserve-perf; fi
+  [ -x "$PERF" ]
+}
+perf_data() { # BODY OUT: perf_analyzer's input data file holding a KServe v2 JSON body's values
+  python3 -c 'import json, sys; body = json.load(open(sys.argv[1]))
+json.dump({"data": [{i["name"]: i["data"] for i in body["inputs"]}]}, open(sys.argv[2], "w"))' "$1" "$2"
+}
+perf_point() { # MODEL PORT CONNS DURATION [TOOL ARGS...]: one oxiserve-perf window of DURATION
+  # (seconds, "5s" or "5") at CONNS connections, one request in flight each; prints
+  # "RESULT rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0" (the line of
+  # wrk/post_json.lua), nothing if the tool gave no result
+  local model=$1 port=$2 conns=$3 duration=${4%s} out
+  shift 4
+  out=$(mktemp)
+  "$PERF" -m "$model" -u "127.0.0.1:$port" -i http --concurrency-range "$conns" "$@" \
+    -p $((duration * 1000)) -r 1 --json "$out" >/dev/null 2>&1 || true
+  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]; l = p["latency_us"]
+print("RESULT rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0" % (
+    p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"]))' "$out" 2>/dev/null || true
+  rm -f "$out"
+}
