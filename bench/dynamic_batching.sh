@@ -3,7 +3,8 @@
 # (max_batch_size 8, 1 CPU instance), side by side, by
 #   oxiserve - target/release/oxiserve
 #   triton   - real Triton (/work/shared/tools/real-triton.sh; Python backend only)
-# KServe v2 JSON over HTTP/1.1 with wrk at 1..64 connections, RUNS x DURATION per point:
+# KServe v2 JSON over HTTP/1.1, load from oxiserve-perf (crates/perf) at 1..64 connections (one
+# request in flight each), RUNS windows of DURATION per point:
 # medians of req/s, p50, p99, the average batch size the model executed (from
 # GET /v2/models/<m>/stats: inference_count / execution_count over the run) and the ratio
 # with/without batching per target; bench/results/dynamic_batching.md. This is the "before/after
@@ -44,7 +45,6 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 OXISERVE_ARGS=${OXISERVE_ARGS:-}
 TRITON_ARGS=${TRITON_ARGS:-}
 RESULTS=${RESULTS:-bench/results/dynamic_batching.md}
-LUA=bench/wrk/post_json.lua
 TRITON_SH=/work/shared/tools/real-triton.sh
 ALL_TARGETS="oxiserve triton"
 ALL_VARIANTS="add_sub identity"
@@ -62,7 +62,6 @@ WORK=$(mktemp -d -t dynamic-batching-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
-ensure_wrk
 
 # --- models: $WORK/repo-<target>-<variant>-<mode>/<variant> ----------------------------------
 for t in $ALL_TARGETS; do
@@ -77,6 +76,7 @@ for m in $ALL_MODES; do
 done
 add_sub_body "$WORK/add_sub.body"
 cp bench/wrk/identity_fp32_1x16.json "$WORK/identity.body"
+for v in add_sub identity; do perf_data "$WORK/$v.body" "$WORK/$v.data.json"; done
 declare -A DESC=(
   [add_sub]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/add_sub.body") B body)"
   [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/wrk/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
@@ -107,11 +107,12 @@ wait_ready() { # TARGET VARIANT: server ready, model ready, right answer
 
 # --- benchmark ----------------------------------------------------------------------------
 echo -e "target\tvariant\tmode\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx\tinferences\texecutions\tbatch" >"$WORK/runs.tsv"
-run_wrk() { # CONNS PORT DURATION VARIANT
-  BODY_FILE="$WORK/$4.body" wrk -t$(($1 < 2 ? $1 : 2)) -c"$1" -d"$3" -s "$LUA" \
-    "http://127.0.0.1:$2/v2/models/$4/infer"
+run_load() { # CONNS PORT DURATION VARIANT
+  perf_point "$4" "$2" "$1" "$3" --input-data "$WORK/$4.data.json" \
+    --input-tensor-format json --output-tensor-format json
 }
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 for t in $TARGETS; do
   BUSY[$t]=$(cpu_busy)
   log "$t: prepare (CPUs ${BUSY[$t]} busy with other work)"
@@ -135,14 +136,14 @@ for t in $TARGETS; do
       [ -n "${VERSION[$t]:-}" ] || VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" |
         python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
       log "$t/$v/$m: warm-up ($WARMUP at $max_conns connections)"
-      run_wrk "$max_conns" "${PORT[$t]}" "$WARMUP" "$v" >/dev/null || true
+      run_load "$max_conns" "${PORT[$t]}" "$WARMUP" "$v" >/dev/null || true
       STATUS[$t/$v/$m]=ok
       for c in $CONCURRENCY; do
         for r in $(seq "$RUNS"); do
           before=$(model_counts "${PORT[$t]}" "$v")
-          out=$(run_wrk "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
+          out=$(run_load "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
           after=$(model_counts "${PORT[$t]}" "$v")
-          [ -n "$out" ] || { STATUS[$t/$v/$m]="ok, except: wrk gave no result at $c connections, run $r"; continue; }
+          [ -n "$out" ] || { STATUS[$t/$v/$m]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
           for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
           read -r i0 e0 <<<"${before:-- -}"; read -r i1 e1 <<<"${after:-- -}"
           if [[ $i0$e0$i1$e1 =~ ^[0-9]+$ ]] && [ $((e1 - e0)) -gt 0 ]; then
@@ -194,8 +195,8 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "The \"before/after dynamic batching\" throughput comparison of the Triton tutorial (../shared/seeds/000_*.txt, *ETC*): the same model, one CPU instance, \`max_batch_size: 8\`, served without (\`off\`) and with (\`on\`) \`dynamic_batching { }\`, under a growing number of concurrent clients."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and wrk share the CPUs, nothing pinned"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up at $max_conns connections; wrk threads = min(connections, 2); keep-alive; one request body per variant, sent over and over"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and oxiserve-perf share the CPUs, nothing pinned"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections; C keep-alive connections with one request in flight each; the same request values per variant, encoded once"
   echo "- Average batch: (inference_count after - before) / (execution_count after - before) of \`GET /v2/models/<m>/stats\` around each run (1.00 = no batching)"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)') (\`$OXISERVE_BIN\`, built $(date -u -r "$OXISERVE_BIN" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
   echo "- Python: Triton's stubs run $(pyver "$HOME/.cache/real-triton/venv/bin/python3") (\`~/.cache/real-triton/venv\`); oxiserve's default interpreter here is \`.venv/bin/python3\`: $(pyver .venv/bin/python3)${OXISERVE_ARGS:+ (OXISERVE_ARGS may pick another)}"
@@ -211,10 +212,11 @@ mkdir -p "$(dirname "$RESULTS")"
   cmd triton '$V' '$M' | repo_path
   echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; warm-up first: the same at C = $max_conns for $WARMUP"
   echo "# around each run: curl -s http://127.0.0.1:\$P/v2/models/\$V/stats   # inference_count, execution_count"
-  echo "BODY_FILE=\$BODY_V wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION -s $LUA http://127.0.0.1:\$P/v2/models/\$V/infer"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "$PERF -m \$V -u 127.0.0.1:\$P -i http --concurrency-range \$C --input-data \$DATA_V --input-tensor-format json --output-tensor-format json -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
   echo '```'
   echo
-  echo "Request bodies (\$BODY_V, written by the script; before timing, one request must return the right outputs, and again after the load):"
+  echo "Request bodies (\$BODY_V, written by the script; \$DATA_V holds their values in perf_analyzer's data format; before timing, one request must return the right outputs, and again after the load):"
   echo
   for v in $ALL_VARIANTS; do echo "- $v: ${DESC[$v]}"; done
   echo
