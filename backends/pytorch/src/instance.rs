@@ -4,15 +4,13 @@
 
 use std::sync::Arc;
 
-use oxiserve_backend::{BackendRequest, BackendResponse, ComputeTiming, ModelInstance};
+use oxiserve_backend::{
+    BackendRequest, BatchOutput, ComputeTiming, ModelInstance, answer_group, group_by_layout,
+};
 use oxiserve_types::{Error, ErrorKind, Result};
 use tch::CModule;
 
-use crate::{
-    errors, inputs,
-    outputs::{self, BatchOutput},
-    plan::Plan,
-};
+use crate::{errors, inputs, outputs, plan::Plan};
 
 pub(crate) struct TorchInstance {
     /// Shared by every instance of the model: forward() only reads it.
@@ -36,13 +34,13 @@ impl ModelInstance for TorchInstance {
         timing.start_compute();
         tch::jit::set_graph_executor_optimize(self.plan.params.optimized_execution);
         let mut done = Vec::new();
-        for group in groups(live, self.plan.batching) {
+        for group in group_by_layout(live, self.plan.batching) {
             let result = tch::no_grad(|| self.run(&group));
             done.push((group, result));
         }
         timing.end_compute();
         for (group, result) in done {
-            self.answer(group, result);
+            answer_group(group, result, self.plan.batching);
         }
     }
 }
@@ -64,58 +62,4 @@ impl TorchInstance {
             .then(|| group.iter().map(BackendRequest::batch_size).sum());
         outputs::collect(&self.plan, result, rows)
     }
-
-    /// Sends each request its rows of the outputs, or the group's error.
-    fn answer(&self, group: Vec<BackendRequest>, result: Result<Vec<BatchOutput>>) {
-        let outputs = match result {
-            Ok(outputs) => outputs,
-            Err(error) => {
-                for request in group {
-                    request.sink.respond(Err(error.clone()));
-                }
-                return;
-            }
-        };
-        let mut start = 0;
-        for request in group {
-            let rows = self.plan.batching.then(|| request.batch_size());
-            let response = outputs
-                .iter()
-                .filter(|o| request.wants_output(o.name()))
-                .map(|o| o.rows(start, rows))
-                .collect::<Result<Vec<_>>>()
-                .map(BackendResponse::new);
-            start += rows.unwrap_or(0);
-            request.sink.respond(response);
-        }
-    }
-}
-
-/// Splits a batch into runs of requests that can share one tensor per input:
-/// the same inputs with the same shapes beyond the batch dimension. Without
-/// batching every request runs alone.
-fn groups(requests: Vec<BackendRequest>, batching: bool) -> Vec<Vec<BackendRequest>> {
-    let mut groups: Vec<Vec<BackendRequest>> = Vec::new();
-    for request in requests {
-        let joins = batching
-            && groups
-                .last()
-                .is_some_and(|group| same_layout(&group[0], &request));
-        match groups.last_mut() {
-            Some(group) if joins => group.push(request),
-            _ => groups.push(vec![request]),
-        }
-    }
-    groups
-}
-
-fn same_layout(a: &BackendRequest, b: &BackendRequest) -> bool {
-    let (a, b) = (&a.request.inputs, &b.request.inputs);
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.name == y.name
-                && x.datatype == y.datatype
-                && x.shape.len() == y.shape.len()
-                && x.shape.get(1..) == y.shape.get(1..)
-        })
 }

@@ -3,25 +3,14 @@
 //! without a copy; lists of strings are encoded in Triton's BYTES layout.
 
 use bytes::Bytes;
-use oxiserve_types::{
-    DataType, Error, Result, Tensor as Output, element_count, encode_bytes_elements,
-};
+use oxiserve_backend::BatchOutput;
+use oxiserve_types::{DataType, Error, Result, element_count};
 use tch::{IValue, Tensor};
 
 use crate::{
     dtype, errors,
     plan::{OutputSpec, Plan},
 };
-
-/// One output of a group, to be split by rows.
-pub(crate) struct BatchOutput {
-    name: String,
-    dtype: DataType,
-    shape: Vec<i64>,
-    data: Bytes,
-    /// Byte offset of each string element's encoding (strings only).
-    string_offsets: Option<Vec<usize>>,
-}
 
 /// A contiguous CPU tensor owning the bytes a `Bytes` points into.
 struct TorchBuffer {
@@ -84,119 +73,63 @@ pub(crate) fn collect(
                     plan.model, spec.name
                 ))
             })?;
-            BatchOutput::new(&plan.model, spec, value, rows)
+            from_value(&plan.model, spec, value, rows)
         })
         .collect()
 }
 
-impl BatchOutput {
-    fn new(model: &str, spec: &OutputSpec, value: IValue, rows: Option<usize>) -> Result<Self> {
-        let name = &spec.name;
-        match value {
-            IValue::Tensor(tensor) => Self::tensor(model, spec, tensor),
-            IValue::StringList(texts) if spec.dtype == DataType::Bytes => {
-                let count = texts.len() as i64;
-                let shape = match rows {
-                    Some(rows) if rows > 0 => vec![rows as i64, count / rows as i64],
-                    _ => vec![count],
-                };
-                let mut offsets = Vec::with_capacity(texts.len() + 1);
-                let mut at = 0;
-                for text in &texts {
-                    offsets.push(at);
-                    at += 4 + text.len();
-                }
-                offsets.push(at);
-                Ok(Self {
-                    name: name.clone(),
-                    dtype: DataType::Bytes,
-                    shape,
-                    data: encode_bytes_elements(&texts),
-                    string_offsets: Some(offsets),
-                })
-            }
-            other => Err(Error::internal(format!(
-                "model '{model}': output '{name}' must be a Tensor{}, forward() returned {}",
-                if spec.dtype == DataType::Bytes {
-                    " or List[str]"
-                } else {
-                    ""
-                },
-                describe(&other)
-            ))),
+/// One configured output from forward()'s value for it.
+fn from_value(
+    model: &str,
+    spec: &OutputSpec,
+    value: IValue,
+    rows: Option<usize>,
+) -> Result<BatchOutput> {
+    let name = &spec.name;
+    match value {
+        IValue::Tensor(tensor) => from_tensor(model, spec, tensor),
+        IValue::StringList(texts) if spec.dtype == DataType::Bytes => {
+            let count = texts.len() as i64;
+            let shape = match rows {
+                Some(rows) if rows > 0 => vec![rows as i64, count / rows as i64],
+                _ => vec![count],
+            };
+            Ok(BatchOutput::strings(name, shape, &texts))
         }
+        other => Err(Error::internal(format!(
+            "model '{model}': output '{name}' must be a Tensor{}, forward() returned {}",
+            if spec.dtype == DataType::Bytes {
+                " or List[str]"
+            } else {
+                ""
+            },
+            describe(&other)
+        ))),
     }
+}
 
-    fn tensor(model: &str, spec: &OutputSpec, tensor: Tensor) -> Result<Self> {
-        let name = &spec.name;
-        let kind = tensor.kind();
-        let dtype = dtype::from_torch(kind).ok_or_else(|| {
-            Error::internal(format!(
-                "model '{model}': output '{name}' has scalar type {kind:?}, which Triton has no datatype for"
-            ))
-        })?;
-        if dtype != spec.dtype {
-            return Err(Error::internal(format!(
-                "model '{model}': configuration expects datatype {} for output '{name}', model provides {}",
-                spec.dtype.config_name(),
-                dtype.config_name()
-            )));
-        }
-        let tensor = tensor
-            .f_contiguous()
-            .map_err(|e| Error::internal(format!("output '{name}': {}", errors::message(&e))))?;
-        let shape = tensor.size();
-        let len = element_count(&shape).unwrap_or(0) * dtype.element_size().unwrap_or(0);
-        Ok(Self {
-            name: name.clone(),
-            dtype,
-            shape,
-            data: Bytes::from_owner(TorchBuffer { tensor, len }),
-            string_offsets: None,
-        })
-    }
-
-    /// The output's name.
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The part of the output for rows `start..start + rows` of the group,
-    /// or the whole output when `rows` is `None` (a model that doesn't batch).
-    pub(crate) fn rows(&self, start: usize, rows: Option<usize>) -> Result<Output> {
-        let Some(rows) = rows else {
-            return Ok(Output::new(
-                &self.name,
-                self.dtype,
-                self.shape.clone(),
-                self.data.clone(),
-            ));
-        };
-        let total = self.shape.first().copied().unwrap_or(0).max(0) as usize;
-        if start + rows > total {
-            return Err(Error::internal(format!(
-                "output '{}' has {total} rows for a batch of at least {}",
-                self.name,
-                start + rows
-            )));
-        }
-        let per_row = element_count(&self.shape[1..]).unwrap_or(0);
-        let (from, to) = match &self.string_offsets {
-            Some(offsets) => (offsets[start * per_row], offsets[(start + rows) * per_row]),
-            None => {
-                let row_bytes = per_row * self.dtype.element_size().unwrap_or(0);
-                (start * row_bytes, (start + rows) * row_bytes)
-            }
-        };
-        let mut shape = self.shape.clone();
-        shape[0] = rows as i64;
-        Ok(Output::new(
-            &self.name,
-            self.dtype,
-            shape,
-            self.data.slice(from..to),
+fn from_tensor(model: &str, spec: &OutputSpec, tensor: Tensor) -> Result<BatchOutput> {
+    let name = &spec.name;
+    let kind = tensor.kind();
+    let dtype = dtype::from_torch(kind).ok_or_else(|| {
+        Error::internal(format!(
+            "model '{model}': output '{name}' has scalar type {kind:?}, which Triton has no datatype for"
         ))
+    })?;
+    if dtype != spec.dtype {
+        return Err(Error::internal(format!(
+            "model '{model}': configuration expects datatype {} for output '{name}', model provides {}",
+            spec.dtype.config_name(),
+            dtype.config_name()
+        )));
     }
+    let tensor = tensor
+        .f_contiguous()
+        .map_err(|e| Error::internal(format!("output '{name}': {}", errors::message(&e))))?;
+    let shape = tensor.size();
+    let len = element_count(&shape).unwrap_or(0) * dtype.element_size().unwrap_or(0);
+    let data = Bytes::from_owner(TorchBuffer { tensor, len });
+    Ok(BatchOutput::new(name, dtype, shape, data))
 }
 
 /// A list whose elements are all strings as a `List[str]` (tch reads a

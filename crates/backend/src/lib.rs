@@ -7,6 +7,7 @@
 //! through its [`ResponseSink`], once, or several times for decoupled models,
 //! ending with a final flag.
 
+mod batch;
 mod contract;
 mod host;
 mod request;
@@ -14,6 +15,7 @@ mod sink;
 pub mod testing;
 mod timing;
 
+pub use batch::{BatchOutput, answer_group, group_by_layout};
 pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };

@@ -1,0 +1,173 @@
+//! For backends that run a batch as one framework call (ONNX Runtime,
+//! PyTorch): group the requests that can share one tensor per input, and
+//! hand each request its rows of the call's outputs.
+
+use bytes::Bytes;
+use oxiserve_types::{DataType, Error, Result, Tensor, element_count, encode_bytes_elements};
+
+use crate::{BackendRequest, BackendResponse};
+
+/// One output of a group's call, to be split between its requests by rows.
+pub struct BatchOutput {
+    name: String,
+    dtype: DataType,
+    shape: Vec<i64>,
+    data: Bytes,
+    /// Byte offset of each string element's encoding (BYTES only).
+    string_offsets: Option<Vec<usize>>,
+}
+
+impl BatchOutput {
+    /// A fixed-size output whose bytes are `data` (often the framework's own
+    /// buffer, owned through `Bytes::from_owner`).
+    pub fn new(name: impl Into<String>, dtype: DataType, shape: Vec<i64>, data: Bytes) -> Self {
+        Self {
+            name: name.into(),
+            dtype,
+            shape,
+            data,
+            string_offsets: None,
+        }
+    }
+
+    /// A BYTES output of `texts`, encoded in Triton's layout.
+    pub fn strings<S: AsRef<[u8]>>(name: impl Into<String>, shape: Vec<i64>, texts: &[S]) -> Self {
+        let mut offsets = Vec::with_capacity(texts.len() + 1);
+        let mut at = 0;
+        for text in texts {
+            offsets.push(at);
+            at += 4 + text.as_ref().len();
+        }
+        offsets.push(at);
+        Self {
+            name: name.into(),
+            dtype: DataType::Bytes,
+            shape,
+            data: encode_bytes_elements(texts),
+            string_offsets: Some(offsets),
+        }
+    }
+
+    /// The output's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The part of the output for rows `start..start + rows` of the group,
+    /// or the whole output when `rows` is `None` (a model that doesn't batch).
+    pub fn rows(&self, start: usize, rows: Option<usize>) -> Result<Tensor> {
+        let Some(rows) = rows else {
+            return Ok(Tensor::new(
+                &self.name,
+                self.dtype,
+                self.shape.clone(),
+                self.data.clone(),
+            ));
+        };
+        let total = self.shape.first().copied().unwrap_or(0).max(0) as usize;
+        if start + rows > total {
+            return Err(Error::internal(format!(
+                "output '{}' has {total} rows for a batch of at least {}",
+                self.name,
+                start + rows
+            )));
+        }
+        let per_row = element_count(&self.shape[1..]).unwrap_or(0);
+        let (from, to) = match &self.string_offsets {
+            Some(offsets) => (offsets[start * per_row], offsets[(start + rows) * per_row]),
+            None => {
+                let row_bytes = per_row * self.dtype.element_size().unwrap_or(0);
+                (start * row_bytes, (start + rows) * row_bytes)
+            }
+        };
+        let mut shape = self.shape.clone();
+        shape[0] = rows as i64;
+        Ok(Tensor::new(
+            &self.name,
+            self.dtype,
+            shape,
+            self.data.slice(from..to),
+        ))
+    }
+}
+
+/// Splits a batch into runs of requests that can share one tensor per input:
+/// the same inputs with the same shapes beyond the batch dimension. Without
+/// batching every request runs alone.
+pub fn group_by_layout(requests: Vec<BackendRequest>, batching: bool) -> Vec<Vec<BackendRequest>> {
+    let mut groups: Vec<Vec<BackendRequest>> = Vec::new();
+    for request in requests {
+        let joins = batching
+            && groups
+                .last()
+                .is_some_and(|group| same_layout(&group[0], &request));
+        match groups.last_mut() {
+            Some(group) if joins => group.push(request),
+            _ => groups.push(vec![request]),
+        }
+    }
+    groups
+}
+
+/// Sends each request of `group` its rows of the outputs it asked for, or
+/// the group's error.
+pub fn answer_group(group: Vec<BackendRequest>, result: Result<Vec<BatchOutput>>, batching: bool) {
+    let outputs = match result {
+        Ok(outputs) => outputs,
+        Err(error) => {
+            for request in group {
+                request.sink.respond(Err(error.clone()));
+            }
+            return;
+        }
+    };
+    let mut start = 0;
+    for request in group {
+        let rows = batching.then(|| request.batch_size());
+        let response = outputs
+            .iter()
+            .filter(|o| request.wants_output(o.name()))
+            .map(|o| o.rows(start, rows))
+            .collect::<Result<Vec<_>>>()
+            .map(BackendResponse::new);
+        start += rows.unwrap_or(0);
+        request.sink.respond(response);
+    }
+}
+
+fn same_layout(a: &BackendRequest, b: &BackendRequest) -> bool {
+    let (a, b) = (&a.request.inputs, &b.request.inputs);
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.name == y.name
+                && x.datatype == y.datatype
+                && x.shape.len() == y.shape.len()
+                && x.shape.get(1..) == y.shape.get(1..)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_slice_fixed_size_and_string_outputs() {
+        let floats: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let out = BatchOutput::new("Y", DataType::Fp32, vec![2, 2], Bytes::from(floats));
+        let second = out.rows(1, Some(1)).unwrap();
+        assert_eq!(second.shape, [1, 2]);
+        assert_eq!(
+            &second.data[..],
+            &[3.0f32, 4.0].map(f32::to_le_bytes).concat()[..]
+        );
+        assert!(out.rows(1, Some(2)).is_err(), "past the last row");
+        assert_eq!(out.rows(0, None).unwrap().shape, [2, 2]);
+
+        let texts = BatchOutput::strings("S", vec![2, 1], &["a", "bcd"]);
+        let row = texts.rows(1, Some(1)).unwrap();
+        assert_eq!(&row.data[..], b"\x03\x00\x00\x00bcd");
+    }
+}
