@@ -11,7 +11,7 @@ use crate::{
     arena::InArena,
     connection::Connection,
     convert,
-    protocol::{BlsPayload, NO_BLOCK, ToStub, WireResponse},
+    protocol::{NO_BLOCK, Payload, ToStub, WireResponse},
     pump::{InFlight, Pump},
 };
 
@@ -97,7 +97,7 @@ impl Reply {
         let _ = self.connection.send(&message);
     }
 
-    fn payload(&self, response: Result<InferResponse>) -> BlsPayload {
+    fn payload(&self, response: Result<InferResponse>) -> Payload {
         // Triton's BLS reports every failure of the called model as INTERNAL.
         let response = response.map_err(|e| Error::internal(e.message));
         let written = response.and_then(|r| {
@@ -109,8 +109,8 @@ impl Reply {
             ))
         });
         match written {
-            Ok((block, response)) => BlsPayload { block, response },
-            Err(e) => BlsPayload {
+            Ok((block, response)) => Payload { block, response },
+            Err(e) => Payload {
                 block: NO_BLOCK,
                 response: error_response(e),
             },

@@ -1,12 +1,14 @@
 //! Between oxiserve's requests and responses and their wire form.
 
 use bytes::Bytes;
-use oxiserve_types::{InferRequest, ParameterValue, Parameters, RequestedOutput, Result, Tensor};
+use oxiserve_types::{
+    Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Result, Tensor,
+};
 use serde_json::{Map, Value};
 
 use crate::{
     arena::{Arena, ReleaseHook},
-    protocol::{Correlation, TensorDesc, WireRequest, WireResponse},
+    protocol::{Correlation, NO_BLOCK, TensorDesc, WireRequest, WireResponse},
 };
 
 /// Triton's request flags for `pb_utils.InferenceRequest.flags()`.
@@ -89,9 +91,7 @@ pub(crate) fn parse_parameters(json: &str) -> Result<Parameters> {
     if json.is_empty() {
         return Ok(Parameters::new());
     }
-    let bad = |why: String| {
-        oxiserve_types::Error::invalid_arg(format!("invalid parameters {json}: {why}"))
-    };
+    let bad = |why: String| Error::invalid_arg(format!("invalid parameters {json}: {why}"));
     let value: Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
     let Value::Object(map) = value else {
         return Err(bad("not a JSON object".into()));
@@ -119,17 +119,43 @@ pub(crate) fn parse_parameters(json: &str) -> Result<Parameters> {
         .collect()
 }
 
-/// Tensors the stub wrote to arena_out, as zero-copy views.
-pub(crate) fn tensors(
-    descs: Vec<TensorDesc>,
+/// A zero-copy view of the arena_out `block` holding `descs` (the tensors of
+/// one stub frame): it spans them all, and the block goes back to the stub
+/// once the view and every tensor sliced from it are dropped. `None` for
+/// [`NO_BLOCK`].
+pub(crate) fn out_block<'a>(
+    block: u64,
+    descs: impl IntoIterator<Item = &'a TensorDesc>,
     arena: &Arena,
     release: &ReleaseHook,
-) -> Result<Vec<Tensor>> {
+) -> Result<Option<Bytes>> {
+    let mut extent = 0;
+    for d in descs {
+        if block == NO_BLOCK || d.offset < block {
+            return Err(Error::internal(format!(
+                "python stub protocol error: tensor '{}' at offset {} is outside its block",
+                d.name, d.offset
+            )));
+        }
+        extent = extent.max(d.offset - block + d.nbytes);
+    }
+    if block == NO_BLOCK {
+        return Ok(None);
+    }
+    arena.view(block, extent, release.clone()).map(Some)
+}
+
+/// Tensors of a block from [`out_block`], as slices of its view.
+pub(crate) fn tensors(descs: Vec<TensorDesc>, block: u64, view: Option<&Bytes>) -> Vec<Tensor> {
     descs
         .into_iter()
         .map(|d| {
-            let data: Bytes = arena.view(d.offset, d.nbytes, release.clone())?;
-            Ok(Tensor::new(d.name, d.datatype, d.dims, data))
+            // out_block checked that every tensor lies in the view
+            let data = view.map_or_else(Bytes::new, |v| {
+                let start = (d.offset - block) as usize;
+                v.slice(start..start + d.nbytes as usize)
+            });
+            Tensor::new(d.name, d.datatype, d.dims, data)
         })
         .collect()
 }
@@ -138,10 +164,12 @@ pub(crate) fn tensors(
 pub(crate) fn bls_request(
     model_name: String,
     model_version: i64,
+    block: u64,
     wire: WireRequest,
     arena: &Arena,
     release: &ReleaseHook,
 ) -> Result<InferRequest> {
+    let view = out_block(block, &wire.inputs, arena, release)?;
     let mut parameters = parse_parameters(&wire.parameters_json)?;
     match wire.correlation {
         Correlation::None => {}
@@ -165,7 +193,7 @@ pub(crate) fn bls_request(
         model_name,
         model_version: (model_version >= 0).then_some(model_version),
         id: wire.request_id,
-        inputs: tensors(wire.inputs, arena, release)?,
+        inputs: tensors(wire.inputs, block, view.as_ref()),
         outputs: wire
             .outputs
             .into_iter()
@@ -231,6 +259,67 @@ mod tests {
         assert_eq!(wire.flags, SEQUENCE_START);
         assert_eq!(wire.correlation, Correlation::U64(7));
         assert_eq!(wire.parameters_json, r#"{"mode":"x","temperature":0.5}"#);
+    }
+
+    #[test]
+    fn a_frames_tensors_share_one_block_released_once() {
+        use std::sync::{Arc, Mutex};
+
+        use oxiserve_types::DataType;
+
+        let arena = Arena::new("test-arena", 4096).unwrap();
+        let released = Arc::new(Mutex::new(Vec::new()));
+        let log = released.clone();
+        let release: ReleaseHook = Arc::new(move |offset| log.lock().unwrap().push(offset));
+        let desc = |name: &str, offset, nbytes| TensorDesc {
+            name: name.into(),
+            datatype: DataType::Uint8,
+            dims: vec![nbytes as i64],
+            offset,
+            nbytes,
+        };
+        let descs = vec![desc("A", 1024, 3), desc("B", 1088, 0), desc("C", 1152, 70)];
+        let view = out_block(1024, &descs, &arena, &release).unwrap().unwrap();
+        assert_eq!(view.len(), 128 + 70);
+        let tensors = tensors(descs, 1024, Some(&view));
+        assert_eq!(
+            tensors.iter().map(|t| t.data.len()).collect::<Vec<_>>(),
+            [3, 0, 70]
+        );
+        drop(view);
+        let mut tensors = tensors;
+        let first = tensors.remove(0);
+        drop(tensors);
+        assert!(
+            released.lock().unwrap().is_empty(),
+            "A still refers to the block"
+        );
+        drop(first);
+        assert_eq!(*released.lock().unwrap(), [1024]);
+
+        let outside = out_block(1024, &[desc("D", 960, 8)], &arena, &release).unwrap_err();
+        assert!(
+            outside.message.contains("'D' at offset 960"),
+            "{}",
+            outside.message
+        );
+        let no_block = out_block(NO_BLOCK, &[desc("E", 0, 8)], &arena, &release).unwrap_err();
+        assert!(
+            no_block.message.contains("outside its block"),
+            "{}",
+            no_block.message
+        );
+        assert!(
+            out_block(NO_BLOCK, &[], &arena, &release)
+                .unwrap()
+                .is_none()
+        );
+        assert!(out_block(4032, &[desc("F", 4032, 128)], &arena, &release).is_err());
+        assert_eq!(
+            *released.lock().unwrap(),
+            [1024],
+            "no release for a refused view"
+        );
     }
 
     #[test]

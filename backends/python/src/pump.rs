@@ -14,6 +14,7 @@ use std::{
     time::Duration,
 };
 
+use bytes::Bytes;
 use oxiserve_backend::{BackendResponse, BatchEnd, CancelFlag, ModelHost, ResponseSink};
 use oxiserve_types::{Error, Result};
 
@@ -22,7 +23,7 @@ use crate::{
     bls,
     connection::Connection,
     convert, model_log,
-    protocol::{self, FromStub, ToStub, WireResponse},
+    protocol::{self, FromStub, Payload, ToStub, WireResponse},
     zygote::Zygote,
 };
 
@@ -99,12 +100,20 @@ impl Pump {
             FromStub::ExecuteDone {
                 batch_id,
                 batch_error,
+                block,
                 responses,
             } => {
                 // The instance may send its next batch while these responses go out.
                 let open = self.take_batch(batch_id);
                 self.tell(Event::Executed(batch_id));
-                self.batch_done(open, batch_error, responses, release);
+                let view = convert::out_block(
+                    block,
+                    responses.iter().flat_map(|r| &r.outputs),
+                    &self.arena_out,
+                    release,
+                );
+                let outcome = view.map(|view| (block, view, responses));
+                self.batch_done(open, batch_error.map_or(outcome, Err));
             }
             FromStub::Send {
                 rid,
@@ -116,11 +125,13 @@ impl Pump {
                 decoupled,
                 model_name,
                 model_version,
+                block,
                 request,
             } => {
                 let request = convert::bls_request(
                     model_name,
                     model_version,
+                    block,
                     request,
                     &self.arena_out,
                     release,
@@ -173,19 +184,22 @@ impl Pump {
             .collect()
     }
 
+    /// Answers a batch's open requests: with the batch error, or with the
+    /// responses whose tensors are in `block` (`view` spans it).
     fn batch_done(
         &self,
         open: Vec<Option<OpenRequest>>,
-        batch_error: Option<Error>,
-        responses: Vec<WireResponse>,
-        release: &ReleaseHook,
+        outcome: Result<(u64, Option<Bytes>, Vec<WireResponse>)>,
     ) {
-        if let Some(error) = batch_error {
-            for request in open.into_iter().flatten() {
-                request.sink.respond(Err(error.clone()));
+        let (block, view, responses) = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                for request in open.into_iter().flatten() {
+                    request.sink.respond(Err(error.clone()));
+                }
+                return;
             }
-            return;
-        }
+        };
         if responses.is_empty() {
             // Decoupled, or answered through response senders: still open.
             let mut inflight = self.inflight.lock().unwrap();
@@ -196,24 +210,25 @@ impl Pump {
         }
         for (request, response) in open.into_iter().zip(responses) {
             if let Some(request) = request {
-                let response = self.response(response, &request.outputs, release);
+                let response = respond(response, &request.outputs, block, view.as_ref());
                 request.sink.respond(response);
             }
         }
     }
 
-    fn send(
-        &self,
-        rid: u64,
-        is_final: bool,
-        response: Option<WireResponse>,
-        release: &ReleaseHook,
-    ) {
+    fn send(&self, rid: u64, is_final: bool, payload: Option<Payload>, release: &ReleaseHook) {
+        // The view first: a block whose request is gone still goes back.
+        let payload = payload.map(|p| {
+            let view = convert::out_block(p.block, &p.response.outputs, &self.arena_out, release);
+            (p, view)
+        });
         let mut inflight = self.inflight.lock().unwrap();
         let Some(open) = inflight.requests.get_mut(&rid) else {
             return;
         };
-        let response = response.map(|r| self.response(r, &open.outputs, release));
+        let response = payload.map(|(p, view)| {
+            view.and_then(|view| respond(p.response, &open.outputs, p.block, view.as_ref()))
+        });
         match (response, is_final) {
             (Some(response), _) => {
                 let _ = open.sink.send(response, is_final);
@@ -227,23 +242,6 @@ impl Pump {
         {
             open.sink.finish();
         }
-    }
-
-    fn response(
-        &self,
-        response: WireResponse,
-        wanted: &[String],
-        release: &ReleaseHook,
-    ) -> Result<BackendResponse> {
-        if let Some(error) = response.error {
-            return Err(error);
-        }
-        let mut outputs = convert::tensors(response.outputs, &self.arena_out, release)?;
-        outputs.retain(|t| wanted.contains(&t.name));
-        Ok(BackendResponse {
-            outputs,
-            parameters: convert::parse_parameters(&response.parameters_json)?,
-        })
     }
 
     fn tell(&self, event: Event) {
@@ -301,4 +299,24 @@ fn read_frame(reader: &mut impl Read, frame: &mut Vec<u8>) -> Result<()> {
     reader
         .read_exact(frame)
         .map_err(|e| Error::unavailable(format!("the stub's socket closed mid-frame ({e})")))
+}
+
+/// A response whose tensors are in `block` (`view` spans it), keeping the
+/// `wanted` outputs.
+fn respond(
+    response: WireResponse,
+    wanted: &[String],
+    block: u64,
+    view: Option<&Bytes>,
+) -> Result<BackendResponse> {
+    if let Some(error) = response.error {
+        return Err(error);
+    }
+    let parameters = convert::parse_parameters(&response.parameters_json)?;
+    let mut outputs = convert::tensors(response.outputs, block, view);
+    outputs.retain(|t| wanted.contains(&t.name));
+    Ok(BackendResponse {
+        outputs,
+        parameters,
+    })
 }

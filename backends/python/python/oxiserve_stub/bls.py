@@ -7,7 +7,7 @@ from . import conn as _conn
 from . import protocol as P
 from .errors import TritonError, TritonModelException
 from .messages import InferenceResponse
-from .tensors import make_inputs, write_tensor
+from .tensors import make_inputs, write_tensors
 
 _BLS_ONLY = "BLS is only supported during the 'execute' function."
 
@@ -41,21 +41,19 @@ def _send_bls(request, decoupled, make_waiter):
         ck, cu, cs = 2, 0, corr
     else:
         ck, cu, cs = (1 if corr else 0), corr, ""
+    try:
+        block, (tensors,) = write_tensors(c, [request._inputs])
+    except Exception as e:
+        raise TritonModelException(str(e))
     out = [b"\x01" if decoupled else b"\x00"]
     P.p_str(out, request._model_name)
     out.append(P.I64.pack(request._model_version))
+    out.append(P.U64.pack(block))
     out.append(P.BLS_HEAD.pack(request._flags, ck, cu))
     P.p_str(out, cs)
     P.p_str(out, request._request_id)
     P.p_str(out, request._params)
     out.append(P.U64.pack(request._timeout))
-    allocated = []
-    try:
-        tensors = [write_tensor(c, t, allocated) for t in request._inputs]
-    except Exception as e:
-        for off in allocated:
-            c.alloc.free(off)
-        raise TritonModelException(str(e))
     out.append(P.U16.pack(len(tensors)))
     for t in tensors:
         P.p_tensor(out, *t)
@@ -70,7 +68,7 @@ def _send_bls(request, decoupled, make_waiter):
 def _collect_one(q):
     resp = None
     while True:
-        final, r = q.get()
+        final, r = _conn.CONN.take(q)
         if r is not None and resp is None:
             resp = r
         if final:
@@ -95,7 +93,7 @@ class ResponseIterator:
         """Every response, the FINAL one included: like Triton 2.51, a flags-only FINAL
         (no response) is yielded as an InferenceResponse with no outputs."""
         while not self._done:
-            final, r = self._q.get()
+            final, r = self._conn.take(self._q)
             if final:
                 self._done = True
                 self._conn.waiters.pop(self._id, None)

@@ -1,14 +1,16 @@
-"""The instance's connection: socket writer (one lock, one sendall per frame), pending
-arena_in releases, the arena_out allocator, reply waiters, and shared instance state."""
+"""The instance's connection: socket writer (one lock, one write per frame), the inbox
+that reads it, pending arena_in releases, the arena_out allocator, reply waiters, and
+shared instance state."""
 
 import collections
 import ctypes
 import itertools
 import os
+import select
+import socket
 import sys
 import threading
 
-import numpy as np
 
 from . import protocol as P
 from .arena import Allocator
@@ -44,11 +46,13 @@ class Conn:
         self.out_mm = out_mm
         self.in_size = len(in_mm)
         self.in_addr, self._in_pin = _addr(in_mm) if len(in_mm) else (0, None)
-        self.out_u8 = np.frombuffer(out_mm, dtype=np.uint8) if len(out_mm) else None
+        self.out_mv = memoryview(out_mm)
         self.alloc = Allocator(len(out_mm))
         self.wlock = threading.Lock()
         self.pending = collections.deque()
         self.waiters = {}
+        from .inbox import Inbox
+        self.inbox = Inbox(self, sock, die)
         self._ids = itertools.count(1)
         # instance state
         self.model_name = ""
@@ -57,7 +61,6 @@ class Conn:
         self.decoupled = False
         self.bls_allowed = False
         self.loop = None
-        self.reader_ident = None
 
     def next_id(self):
         return next(self._ids)
@@ -77,12 +80,24 @@ class Conn:
         with self.wlock:
             if self.pending:
                 data = self._take_releases() + data
-            try:
-                self.sock.sendall(data)
-            except OSError:
-                die(0)  # the server closed our socket: nothing left to do
+            self._write(data)
         if len(self.pending) >= RELEASE_BATCH:
             self.flush_releases()
+
+    def _write(self, data):
+        """Writes all of data (wlock held). While the socket is full, reads what the
+        server sent, so that neither side waits for the other forever."""
+        sock = self.sock
+        mv = memoryview(data)
+        try:
+            while mv:
+                try:
+                    mv = mv[sock.send(mv, socket.MSG_DONTWAIT):]
+                except BlockingIOError:
+                    self.inbox.drain()
+                    select.select([], [sock], [], 0.01)
+        except OSError:
+            die(0)  # the server closed our socket: nothing left to do
 
     def flush_releases(self):
         if not self.pending:
@@ -90,23 +105,18 @@ class Conn:
         with self.wlock:
             data = self._take_releases()
             if data:
-                try:
-                    self.sock.sendall(data)
-                except OSError:
-                    die(0)
+                self._write(data)
 
     def queue_release(self, off):
         """Called from Block.__del__ (any thread, possibly while this thread holds wlock)."""
         self.pending.append(off)
-        # never write from the reader thread: it must keep draining the socket
-        if (len(self.pending) >= RELEASE_BATCH and threading.get_ident() != self.reader_ident
+        # never write from the thread reading: it may be inside a dispatch
+        if (len(self.pending) >= RELEASE_BATCH and not self.inbox.is_reading()
                 and self.wlock.acquire(False)):
             try:
                 data = self._take_releases()
                 if data:
-                    self.sock.sendall(data)
-            except OSError:
-                die(0)
+                    self._write(data)
             finally:
                 self.wlock.release()
 
@@ -114,3 +124,9 @@ class Conn:
     def call(self, kind, tag, parts, waiter):
         self.waiters[tag] = waiter
         self.send(P.frame(kind, tag, parts))
+
+    def take(self, q):
+        """The next item of q (a queue.SimpleQueue filled by a waiter), reading frames
+        while it is empty."""
+        self.inbox.wait(lambda: not q.empty())
+        return q.get_nowait()

@@ -1,9 +1,9 @@
-"""One model instance process: reader thread + main thread running the model."""
+"""One model instance process: the main thread runs the model and, while idle, reads
+the socket (oxiserve_stub.inbox)."""
 
 import asyncio
 import mmap
 import os
-import queue
 import socket
 import struct
 import sys
@@ -11,102 +11,22 @@ import threading
 
 from . import conn as _conn
 from . import protocol as P
-from .bls import decode_bls_response
 from .conn import Conn, die
 from .errors import TritonError, TritonModelException, format_exception
 from .log import emit as _log_emit
 from .messages import InferenceRequest, InferenceResponse
 from .modelfile import load_model_module
-from .sender import FINAL, encode_response, send_response
+from .sender import FINAL, encode_responses, send_response
 from .tensors import make_inputs
 
-_MAIN_KINDS = (P.INIT, P.EXECUTE, P.FINALIZE, P.AUTO_COMPLETE)
 _ERR_NONE = b"\xff\xff\xff\xff\x00\x00\x00\x00"
-_N0 = P.U32.pack(0)
+# ExecuteDone without responses: n = 0, no block
+_N0 = P.U32.pack(0) + P.U64.pack(P.NO_BLOCK)
 _IDLE_FLUSH_S = 0.05
 
 
 class _BatchError(Exception):
     """A batch-level failure whose text is used as is (Triton's C++ exceptions)."""
-
-
-# ------------------------------------------------------------------ reader thread
-
-def _reader(conn, sock, mainq):
-    conn.reader_ident = threading.get_ident()
-    try:
-        _reader_loop(conn, sock, mainq)
-    except (P.ProtocolError, ValueError, struct.error, UnicodeDecodeError) as e:
-        sys.stderr.write("oxiserve python stub: malformed frame: %s\n" % e)
-        die(P.MALFORMED_EXIT)
-    except OSError:
-        die(0)
-    except BaseException as e:  # a bug of ours: better a crash than a hang
-        sys.stderr.write("oxiserve python stub: reader failed: %r\n" % (e,))
-        die(P.MALFORMED_EXIT)
-
-
-def _reader_loop(conn, sock, mainq):
-    buf = bytearray(1 << 16)
-    mv = memoryview(buf)
-    start = have = 0
-    unpack_len = P.LEN.unpack_from
-    unpack_kt = P.KIND_TAG.unpack_from
-    waiters = conn.waiters
-    while True:
-        while have - start >= 4:
-            ln = unpack_len(buf, start)[0]
-            if ln < 12:
-                raise P.ProtocolError("frame length %d < 12" % ln)
-            end = start + 4 + ln
-            if end > have:
-                if 4 + ln > len(buf):
-                    # grow: move the partial frame into a bigger buffer
-                    nb = bytearray(max(4 + ln, 2 * len(buf)))
-                    nb[:have - start] = mv[start:have]
-                    mv.release()
-                    buf, mv = nb, memoryview(nb)
-                    have -= start
-                    start = 0
-                break
-            kind, tag = unpack_kt(buf, start + 4)
-            bs = start + 16
-            if kind in _MAIN_KINDS:
-                mainq.put((kind, tag, bytes(mv[bs:end])))
-            elif kind == P.BLS_RESPONSE:
-                final, resp = decode_bls_response(conn, P.Reader(buf, bs, end))
-                w = waiters.get(tag)
-                if w is not None:
-                    w(final, resp)
-                del resp
-            elif kind == P.REPLY:
-                r = P.Reader(buf, bs, end)
-                value = r.bool()
-                r.done()
-                w = waiters.pop(tag, None)
-                if w is not None:
-                    w(value)
-            elif kind == P.RELEASE_IN:
-                r = P.Reader(buf, bs, end)
-                n = r.u32()
-                if bs + 4 + 8 * n != end:
-                    raise P.ProtocolError("bad Release frame")
-                free = conn.alloc.free
-                for off in struct.unpack_from("<%dQ" % n, buf, bs + 4):
-                    free(off)
-            else:
-                raise P.ProtocolError("unknown frame kind %d" % kind)
-            start = end
-        if start == have:
-            start = have = 0
-        elif start and len(buf) - have < 4096:
-            mv[:have - start] = mv[start:have]
-            have -= start
-            start = 0
-        n = sock.recv_into(mv[have:])
-        if n == 0:
-            die(0)  # the server closed the socket
-        have += n
 
 
 # ------------------------------------------------------------------ main thread
@@ -142,17 +62,17 @@ class Instance:
         return out
 
     # ---------------------------------------------------------------- frames
-    def run(self, mainq):
+    def run(self):
         c = self.c
         handlers = {P.INIT: self.on_init, P.EXECUTE: self.on_execute,
                     P.FINALIZE: self.on_finalize, P.AUTO_COMPLETE: self.on_auto_complete}
-        get = mainq.get
+        inbox = c.inbox
+        mainq = inbox.mainq
         while True:
-            try:
-                kind, tag, body = get(timeout=_IDLE_FLUSH_S)
-            except queue.Empty:
+            if not mainq and not inbox.wait(lambda: mainq, _IDLE_FLUSH_S):
                 c.flush_releases()
                 continue
+            kind, tag, body = mainq.popleft()
             try:
                 handlers[kind](tag, body)
             except (P.ProtocolError, struct.error, UnicodeDecodeError) as e:
@@ -224,7 +144,10 @@ class Instance:
                     fut.add_done_callback(
                         lambda f, reqs=requests: self._async_decoupled_done(f, reqs))
                     return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
-                ret = asyncio.run_coroutine_threadsafe(ret, self.loop()).result()
+                fut = asyncio.run_coroutine_threadsafe(ret, self.loop())
+                fut.add_done_callback(lambda f: c.inbox.wake())
+                c.inbox.wait(fut.done)  # reading: the coroutine may make BLS calls
+                ret = fut.result()
             return self.returned(tag, requests, ret)
         except _BatchError as e:
             text = str(e)
@@ -273,8 +196,7 @@ class Instance:
                     send_response(c, req._rid, req._outputs, resp, FINAL)
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         out = [_ERR_NONE, P.U32.pack(len(ret))]
-        for req, resp in zip(requests, ret):
-            encode_response(c, resp, req._outputs, out)
+        encode_responses(c, [(resp, req._outputs) for req, resp in zip(requests, ret)], out)
         return P.frame(P.EXECUTE_DONE, tag, out)
 
     def returned_none(self, tag, requests):
@@ -388,8 +310,4 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
             pass
     conn = Conn(sock, in_mm, out_mm, arena_size)
     _conn.CONN = conn
-    mainq = queue.SimpleQueue()
-    t = threading.Thread(target=_reader, args=(conn, sock, mainq), name="oxiserve-reader",
-                         daemon=True)
-    t.start()
-    Instance(conn).run(mainq)
+    Instance(conn).run()

@@ -203,4 +203,4 @@ def is_cancelled(rid):
     q = queue.SimpleQueue()
     cid = c.next_id()
     c.call(P.IS_CANCELLED, cid, [P.U64.pack(rid)], q.put)
-    return bool(q.get())
+    return bool(c.take(q))

@@ -177,66 +177,58 @@ class Reader:
         return r
 
     def request(self):
-        """One `request` (the hot path: inlined, a few unpack_from calls)."""
+        """One `request` (the hot path: a few unpack_from calls, no per-field bounds
+        checks: unpacking past the buffer raises struct.error, a string cut short leaves
+        the position past `end`, and both are caught as a malformed frame)."""
         buf = self.buf
-        end = self.end
         p = self.pos
-        if p + 21 > end:
-            raise ProtocolError("truncated frame")
         r = RequestDesc()
         r.rid, r.flags, r.corr_kind, r.corr_u64 = _REQ_HEAD_U(buf, p)
         if r.corr_kind > 2:
             raise ProtocolError("bad correlation kind")
         p += 21
-        strs = []
-        for _ in range(3):  # corr_str, request_id, parameters
-            if p + 4 > end:
-                raise ProtocolError("truncated frame")
-            n = _U32_U(buf, p)[0]
-            p += 4
-            if p + n > end:
-                raise ProtocolError("truncated frame")
-            strs.append(str(buf[p:p + n], "utf-8") if n else "")
-            p += n
-        r.corr_str, r.request_id, r.parameters = strs
-        if p + 10 > end:
-            raise ProtocolError("truncated frame")
+        n = _U32_U(buf, p)[0]
+        p += 4
+        r.corr_str = str(buf[p:p + n], "utf-8") if n else ""
+        p += n
+        n = _U32_U(buf, p)[0]
+        p += 4
+        r.request_id = str(buf[p:p + n], "utf-8") if n else ""
+        p += n
+        n = _U32_U(buf, p)[0]
+        p += 4
+        r.parameters = str(buf[p:p + n], "utf-8") if n else ""
+        p += n
         r.timeout_us, n_in = _U64_U16_U(buf, p)
         p += 10
         inputs = []
         for _ in range(n_in):
-            if p + 4 > end:
-                raise ProtocolError("truncated frame")
             n = _U32_U(buf, p)[0]
             p += 4
-            q = p + n + 2
-            if q > end:
-                raise ProtocolError("truncated frame")
             name = str(buf[p:p + n], "utf-8")
-            dtype, ndim = _BB_U(buf, p + n)
-            dq = q + 8 * ndim
-            if dq + 16 > end:
-                raise ProtocolError("truncated frame")
-            dims = list(_dims(ndim).unpack_from(buf, q)) if ndim else []
-            off, nb = _QQ_U(buf, dq)
+            p += n
+            dtype, ndim = _BB_U(buf, p)
+            p += 2
+            if ndim:
+                dims = list(_dims(ndim).unpack_from(buf, p))
+                p += 8 * ndim
+            else:
+                dims = []
+            off, nb = _QQ_U(buf, p)
+            p += 16
             inputs.append(TensorDesc(name, dtype, dims, off, nb))
-            p = dq + 16
         r.inputs = inputs
-        if p + 2 > end:
-            raise ProtocolError("truncated frame")
         n_out = _U16_U(buf, p)[0]
         p += 2
         outs = []
         for _ in range(n_out):
-            if p + 4 > end:
-                raise ProtocolError("truncated frame")
             n = _U32_U(buf, p)[0]
             p += 4
-            if p + n > end:
-                raise ProtocolError("truncated frame")
             outs.append(str(buf[p:p + n], "utf-8"))
             p += n
         r.outputs = outs
+        if p > self.end:
+            raise ProtocolError("truncated frame")
         self.pos = p
         return r
 
@@ -260,15 +252,20 @@ def p_str(out, s):
 
 
 _tail_structs = {}
+_names = {}  # tensor name -> its encoded `str` (u32 length + UTF-8)
 
 
 def p_tensor(out, name, dtype, dims, offset, nbytes):
-    b = name.encode("utf-8")
+    b = _names.get(name)
+    if b is None:
+        b = name.encode("utf-8")
+        b = U32.pack(len(b)) + b
+        if len(_names) < 4096:
+            _names[name] = b
     nd = len(dims)
     st = _tail_structs.get(nd)
     if st is None:
         st = _tail_structs[nd] = struct.Struct("<BB%dqQQ" % nd)
-    out.append(U32.pack(len(b)))
     out.append(b)
     out.append(st.pack(dtype, nd, *dims, offset, nbytes))
 
@@ -369,14 +366,20 @@ def decode_stub_frame(kind, tag, body):
     elif kind == EXECUTE_DONE:
         d["error"] = r.error()
         n = r.u32()
+        d["block"] = r.u64()
         d["responses"] = [r.response() for _ in range(n)]
     elif kind == SEND:
         d["flags"] = r.u32()
-        d["response"] = r.response() if r.bool() else None
+        d["block"] = NO_BLOCK
+        d["response"] = None
+        if r.bool():
+            d["block"] = r.u64()
+            d["response"] = r.response()
     elif kind == BLS:
         d["decoupled"] = r.bool()
         d["model_name"] = r.str()
         d["model_version"] = r.i64()
+        d["block"] = r.u64()
         d["flags"], d["corr_kind"], d["corr_u64"] = r._take(BLS_HEAD)
         d["corr_str"] = r.str()
         d["request_id"] = r.str()

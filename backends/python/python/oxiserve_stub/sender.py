@@ -6,36 +6,47 @@ from . import conn as _conn
 from . import protocol as P
 from .errors import TritonError, TritonModelException
 from .messages import InferenceResponse, is_cancelled
-from .tensors import write_tensor
+from .tensors import write_tensors
 
 FINAL = P.FLAG_FINAL
+# the start of a `response` with no error and no parameters
+_OK_HEAD = P.U32.pack(P.NO_ERROR) + P.U32.pack(0) + P.U32.pack(0)
 
 
-def encode_response(conn, resp, requested, out):
-    """Append the wire `response` of resp to out. Output tensors are copied into fresh
-    arena_out blocks; outputs not in `requested` are dropped when that list is non-empty.
-    A failure to write the tensors becomes an error response (blocks freed)."""
-    err = resp._error
-    tensors = []
-    allocated = []
+def _wanted(resp, requested):
+    """The response's output tensors, pruned to `requested` when that list is non-empty."""
+    if not requested:
+        return resp._outputs
+    return [t for t in resp._outputs if t._name in requested]
+
+
+def encode_responses(conn, pairs, out):
+    """Append `u64 block` and the wire `response` of each (response, requested) pair to
+    out. All output tensors go into one fresh arena_out block; when they cannot be
+    written, every response of the frame becomes an error response."""
     try:
-        for t in resp._outputs:
-            if requested and t._name not in requested:
-                continue
-            tensors.append(write_tensor(conn, t, allocated))
+        block, wire = write_tensors(conn, [_wanted(r, req) for r, req in pairs])
+        failed = None
     except Exception as e:
-        for off in allocated:
-            conn.alloc.free(off)
-        tensors = []
-        err = TritonError("failed to write the output tensors of a response: %s" % e)
-    if err is None:
-        P.p_response(out, None, "", resp._params if resp._params != "{}" else "", tensors)
-    else:
-        P.p_response(out, err._code, err._message,
-                     resp._params if resp._params != "{}" else "", tensors)
+        block, wire = P.NO_BLOCK, [()] * len(pairs)
+        failed = TritonError("failed to write the output tensors of a response: %s" % e)
+    out.append(P.U64.pack(block))
+    for (resp, _), tensors in zip(pairs, wire):
+        err = failed or resp._error
+        params = resp._params if resp._params != "{}" else ""
+        if err is None and not params:
+            out.append(_OK_HEAD)
+            out.append(P.U16.pack(len(tensors)))
+            for t in tensors:
+                P.p_tensor(out, *t)
+        elif err is None:
+            P.p_response(out, None, "", params, tensors)
+        else:
+            P.p_response(out, err._code, err._message, params, tensors)
 
 
 def error_response_parts(out, code, message):
+    out.append(P.U64.pack(P.NO_BLOCK))
     P.p_response(out, code, message, "", ())
 
 
@@ -111,5 +122,5 @@ def send_response(conn, rid, requested, response, flags):
         out.append(b"\x00")
     else:
         out.append(b"\x01")
-        encode_response(conn, response, requested, out)
+        encode_responses(conn, [(response, requested)], out)
     conn.send(P.frame(P.SEND, rid, out))

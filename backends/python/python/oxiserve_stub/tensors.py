@@ -251,53 +251,89 @@ def make_inputs(conn, block, descs_lists):
         raise ValueError("tensor outside arena_in")
     owner = Block(conn.in_addr, block, extent, conn.queue_release)
     base = np.asarray(owner)
+    ndarray = np.ndarray
+    wire = Tensor._wire
     result = []
     for descs in descs_lists:
         ts = []
         for d in descs:
-            wd = WIRE_NP.get(d.dtype)
+            code = d.dtype
+            wd = WIRE_NP.get(code)
             if wd is None:
-                raise ValueError("bad dtype %d" % d.dtype)
+                raise ValueError("bad dtype %d" % code)
             o = d.offset - block
-            raw = base[o:o + d.nbytes]
             dims = d.dims
-            if d.dtype != BYTES:
+            if code == BYTES:
+                raw = base[o:o + d.nbytes]
+            else:
                 count = 1
                 for x in dims:
-                    if x < 0:
-                        raise ValueError("negative dim")
                     count *= x
                 if count * wd.itemsize != d.nbytes:
                     raise ValueError("tensor size does not match its shape")
-                raw = raw.view(wd).reshape(dims)
-            ts.append(Tensor._wire(d.name, d.dtype, dims, raw))
+                raw = ndarray(dims, wd, base, o)  # ValueError on a negative dim
+            ts.append(wire(d.name, code, dims, raw))
         result.append(ts)
     return owner, result
 
 
-def write_tensor(conn, t, allocated):
-    """Copy one Tensor into a fresh arena_out block. Returns the wire tuple
-    (name, dtype, dims, offset, nbytes); appends the offset to `allocated`."""
-    code = t._dtype
+def _wire_source(t):
+    """(dims, source) of a Tensor about to be sent: source is bytes (BYTES tensors) or a
+    C-contiguous array."""
     if t._np is None:  # an input tensor passed through unchanged (BYTES or BF16)
-        src = t._raw
-        dims = list(t._dims)
-    else:
-        src = t._np
-        dims = list(src.shape)
-        if code == BYTES:
-            src = serialize_bytes(src)
-    if isinstance(src, bytes):
-        n = len(src)
-        off = conn.alloc.alloc(n)
-        allocated.append(off)
-        conn.out_mm[off:off + n] = src
-    else:
-        if not src.flags.c_contiguous:
-            src = np.ascontiguousarray(src)
-        n = src.nbytes
-        off = conn.alloc.alloc(n)
-        allocated.append(off)
-        if n:
-            conn.out_u8[off:off + n] = src.reshape(-1).view(np.uint8)
-    return (t._name, code, dims, off, n)
+        return list(t._dims), t._raw
+    src = t._np
+    dims = list(src.shape)
+    if t._dtype == BYTES:
+        return dims, serialize_bytes(src)
+    if not src.flags.c_contiguous:
+        src = np.ascontiguousarray(src)
+    return dims, src
+
+
+def write_tensors(conn, groups):
+    """Copy the Tensors of one frame (a list of lists, e.g. one list per response) into
+    one fresh arena_out block (docs/design/python-wire.md, "Output blocks"). Returns
+    (block, list of lists of wire tuples (name, dtype, dims, offset, nbytes)); block is
+    NO_BLOCK when there is no tensor. Raises ArenaFull when the block does not fit."""
+    from .protocol import NO_BLOCK
+    laid = []
+    size = 0
+    for ts in groups:
+        for t in ts:
+            dims, src = _wire_source(t)
+            n = len(src) if src.__class__ is bytes else src.nbytes
+            laid.append((t, dims, src, size, n))
+            size += (n + 63) & ~63 or 64
+    if not laid:
+        return NO_BLOCK, [[] for _ in groups]
+    try:
+        block = conn.alloc.alloc(size)
+    except Exception:
+        conn.inbox.drain()  # Release frames may be waiting to be read
+        block = conn.alloc.alloc(size)
+    try:
+        return block, _copy(conn, block, groups, iter(laid))
+    except BaseException:
+        conn.alloc.free(block)
+        raise
+
+
+def _copy(conn, block, groups, laid):
+    mm = conn.out_mm
+    wire = []
+    for ts in groups:
+        out = []
+        for _ in ts:
+            t, dims, src, rel, n = next(laid)
+            off = block + rel
+            if n:
+                if src.__class__ is bytes:
+                    mm[off:off + n] = src
+                elif n <= 4096:  # a copy of a small array is cheaper than a view
+                    mm[off:off + n] = src.tobytes()
+                else:
+                    conn.out_mv[off:off + n] = memoryview(src).cast("B")
+            out.append((t._name, t._dtype, dims, off, n))
+        wire.append(out)
+    return wire

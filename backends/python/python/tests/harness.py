@@ -83,6 +83,8 @@ class Stub:
         os.close(fout)
         self.in_alloc = Allocator(arena_size)
         self.released_in = []  # arena_in offsets the stub released
+        self.block_readers = {}  # arena_out block -> responses of its frame not read yet
+        self.response_blocks = {}  # id(response) -> (response, its frame's block)
         self.buf = b""
         self.pending = []  # decoded frames received while waiting for another kind
         self.next_batch = 0
@@ -120,7 +122,23 @@ class Stub:
                 if stop_on_release:
                     return None
                 continue
+            # one arena_out block per frame, shared by its responses' tensors
+            if kind == P.EXECUTE_DONE:
+                self._share_block(d["block"], d["responses"])
+            elif kind == P.SEND and d["response"] is not None:
+                self._share_block(d["block"], [d["response"]])
             return d
+
+    def _share_block(self, block, responses):
+        for r in responses:
+            self.response_blocks[id(r)] = (r, block)
+        if block != P.NO_BLOCK:
+            self.block_readers[block] = len(responses)
+
+    def release_block(self, block):
+        """Give an arena_out block back to the stub."""
+        if block != P.NO_BLOCK:
+            self.send(P.enc_release([block]))
 
     def expect(self, kind, timeout=20):
         for i, d in enumerate(self.pending):
@@ -200,17 +218,24 @@ class Stub:
         assert d["tag"] == self.next_batch
         return d
 
-    def tensor(self, desc, release=True):
+    def tensor(self, desc):
         data = bytes(self.out_mm[desc.offset:desc.offset + desc.nbytes])
-        if release:
-            self.send(P.enc_release([desc.offset]))
         if desc.dtype == BYTES:
             n = int(np.prod(desc.dims)) if desc.dims else 1
             return deserialize_bytes(data, n).reshape(desc.dims)
         return np.frombuffer(data, dtype=WIRE_NP[desc.dtype]).reshape(desc.dims)
 
     def outputs(self, resp, release=True):
-        return {t.name: self.tensor(t, release) for t in resp.tensors}
+        """The response's tensors; with release, its frame's block goes back once every
+        response of that frame was read."""
+        outs = {t.name: self.tensor(t) for t in resp.tensors}
+        block = self.response_blocks.pop(id(resp), (None, P.NO_BLOCK))[1]
+        if release and block in self.block_readers:
+            self.block_readers[block] -= 1
+            if self.block_readers[block] == 0:
+                del self.block_readers[block]
+                self.release_block(block)
+        return outs
 
     def finalize(self):
         self.send(P.frame(P.FINALIZE, 0, []))

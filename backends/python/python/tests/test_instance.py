@@ -62,7 +62,9 @@ def test_init_done_bytes_and_execute_done_bytes(stub, tmp_path):
     resp = (b"\xff\xff\xff\xff" + b"\x00" * 4   # no error
             + b"\x00" * 4                       # parameters ""
             + b"\x00\x00")                      # no tensors
-    body_out = b"\xff\xff\xff\xff" + b"\x00" * 4 + b"\x01\x00\x00\x00" + resp
+    body_out = (b"\xff\xff\xff\xff" + b"\x00" * 4 + b"\x01\x00\x00\x00"
+                + b"\xff" * 8                      # no block: no tensors
+                + resp)
     assert stub.recv_raw() == (P.LEN.pack(12 + len(body_out)) + b"\x21\x00\x00\x00"
                                + b"\x05" + b"\x00" * 7 + body_out)
 
@@ -464,3 +466,47 @@ def test_sender_rules_non_decoupled(stub, tmp_path):
     assert stub.expect(P.LOG)["message"] == (
         "Unable to send response. Non-decoupled model cannot send more than one response."
         "|Unable to send response. Response sender has been closed.")
+
+
+STREAM = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for r in requests:
+            sender = r.get_response_sender()
+            for i in range(int(r.inputs()[0].as_numpy()[0])):
+                sender.send(pb_utils.InferenceResponse(
+                    [pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
+            sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return None
+"""
+
+
+def test_both_directions_full_at_once(stub, tmp_path):
+    """A model streams responses from `execute` (the main thread never waits to read)
+    while the server writes more than a socket holds without reading: the stub must read
+    while its own writes are blocked, or both sides wait for each other forever."""
+    f = write_model(tmp_path, STREAM)
+    assert stub.init(f, decoupled=True) == (None, "")
+    n = 30000  # ~2 MB of Send frames: more than the socket buffers
+    stub.execute([{"rid": 5, "inputs": [("N", np.array([n], dtype=np.int32))]}], wait=False)
+    # 4 MB of Release frames for blocks that do not exist (the stub ignores them)
+    junk = b"".join(P.enc_release([(1 << 40) + 64 * i for i in range(64)])
+                    for _ in range(8000))
+    stub.sock.settimeout(30)
+    try:
+        stub.send(junk)  # blocks until the stub reads; a deadlock times out
+    finally:
+        stub.sock.settimeout(None)
+    got = 0
+    while True:
+        s = stub.expect(P.SEND)
+        if s["response"] is not None:
+            got += 1
+            stub.outputs(s["response"])
+        if s["flags"] == P.FLAG_FINAL:
+            break
+    assert got == n
+    stub.expect(P.EXECUTE_DONE)

@@ -106,6 +106,7 @@ def test_bls_round_trip(stub, tmp_path):
     assert (b["corr_kind"], b["corr_str"], b["timeout_us"]) == (2, "c1", 5)
     assert json.loads(b["parameters"]) == {"p": True}
     ins = {t.name: stub.tensor(t) for t in b["inputs"]}
+    stub.release_block(b["block"])
     np.testing.assert_array_equal(ins["INPUT0"], x)
     np.testing.assert_array_equal(ins["X"], x)
     # answer: one response with OUTPUT0 = in + 1, then a final flag

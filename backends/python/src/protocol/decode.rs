@@ -3,8 +3,8 @@
 use oxiserve_types::{Error, Result};
 
 use super::{
-    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, NO_ERROR, SEND_FINAL, TensorDesc,
-    WireRequest, WireResponse, dtype_from_code, error_kind, protocol_error,
+    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, NO_ERROR, Payload, SEND_FINAL,
+    TensorDesc, WireRequest, WireResponse, dtype_from_code, error_kind, protocol_error,
 };
 use crate::arena::ALIGN;
 
@@ -29,16 +29,25 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
         FromStubKind::ExecuteDone => {
             let batch_error = r.error()?;
             let n = r.u32()? as usize;
+            let block = r.u64()?;
             let responses = r.list(n, Reader::response)?;
             FromStub::ExecuteDone {
                 batch_id: tag,
                 batch_error,
+                block,
                 responses,
             }
         }
         FromStubKind::Send => {
             let flags = r.u32()?;
-            let response = if r.bool()? { Some(r.response()?) } else { None };
+            let response = if r.bool()? {
+                Some(Payload {
+                    block: r.u64()?,
+                    response: r.response()?,
+                })
+            } else {
+                None
+            };
             FromStub::Send {
                 rid: tag,
                 is_final: flags & SEND_FINAL != 0,
@@ -50,6 +59,7 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             decoupled: r.bool()?,
             model_name: r.str()?,
             model_version: r.i64()?,
+            block: r.u64()?,
             request: r.request()?,
         },
         FromStubKind::BlsCancel => FromStub::BlsCancel { bls_id: tag },

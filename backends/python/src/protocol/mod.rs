@@ -30,7 +30,7 @@ pub const HEADER_LEN: usize = 12;
 pub const MAX_FRAME_LEN: usize = 256 << 20;
 /// The most dimensions a tensor descriptor may have (numpy 2's limit).
 pub const MAX_NDIM: usize = 64;
-/// `BlsResponse.block` when the response has no tensors in arena_in.
+/// The `block` of a frame that carries no tensors.
 pub const NO_BLOCK: u64 = u64::MAX;
 /// `error.code` meaning "no error".
 const NO_ERROR: u32 = u32::MAX;
@@ -216,10 +216,11 @@ pub struct WireResponse {
     pub outputs: Vec<TensorDesc>,
 }
 
-/// The response part of a `BlsResponse` frame.
+/// A response and the arena block holding its tensors (the response part of
+/// `BlsResponse`, in arena_in, and of `Send`, in arena_out).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlsPayload {
-    /// The arena_in block holding the response's tensors, [`NO_BLOCK`] if none.
+pub struct Payload {
+    /// The block holding the response's tensors, [`NO_BLOCK`] if none.
     pub block: u64,
     pub response: WireResponse,
 }
@@ -244,7 +245,7 @@ pub enum ToStub {
     BlsResponse {
         bls_id: u64,
         is_final: bool,
-        response: Option<BlsPayload>,
+        response: Option<Payload>,
     },
     /// The answer to `IsCancelled` call `call_id`.
     Reply {
@@ -299,25 +300,27 @@ pub enum FromStub {
         error: Option<Error>,
     },
     /// `responses` is empty for decoupled and sender-based models, and when
-    /// `batch_error` is set.
+    /// `batch_error` is set. All their tensors are in the arena_out `block`.
     ExecuteDone {
         batch_id: u64,
         batch_error: Option<Error>,
+        block: u64,
         responses: Vec<WireResponse>,
     },
     /// A response sender's `send`; `is_final` closes `rid` (other flag bits are ignored).
     Send {
         rid: u64,
         is_final: bool,
-        response: Option<WireResponse>,
+        response: Option<Payload>,
     },
-    /// A BLS call; its input tensors are in arena_out.
+    /// A BLS call; its input tensors are in the arena_out `block`.
     Bls {
         bls_id: u64,
         decoupled: bool,
         model_name: String,
         /// -1 for the latest version.
         model_version: i64,
+        block: u64,
         request: WireRequest,
     },
     BlsCancel {

@@ -3,7 +3,7 @@
 use oxiserve_types::{DataType, Error};
 
 use super::{
-    BlsPayload, Correlation, ExecuteRequest, FromStub, LogLevel, NO_BLOCK, TensorDesc, ToStub,
+    Correlation, ExecuteRequest, FromStub, LogLevel, NO_BLOCK, Payload, TensorDesc, ToStub,
     WireRequest, WireResponse,
 };
 
@@ -84,7 +84,7 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
         ToStub::BlsResponse {
             bls_id: 4,
             is_final: false,
-            response: Some(BlsPayload {
+            response: Some(Payload {
                 block: 640,
                 response: response(),
             }),
@@ -92,7 +92,7 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
         ToStub::BlsResponse {
             bls_id: 5,
             is_final: true,
-            response: Some(BlsPayload {
+            response: Some(Payload {
                 block: NO_BLOCK,
                 response: WireResponse {
                     error: Some(Error::not_found("no model 'x'")),
@@ -123,11 +123,13 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
         FromStub::ExecuteDone {
             batch_id: 11,
             batch_error: None,
+            block: 192,
             responses: vec![response(), WireResponse::default()],
         },
         FromStub::ExecuteDone {
             batch_id: 12,
             batch_error: Some(Error::internal("model raised")),
+            block: NO_BLOCK,
             responses: vec![],
         },
         FromStub::Send {
@@ -138,13 +140,17 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
         FromStub::Send {
             rid: 6,
             is_final: false,
-            response: Some(response()),
+            response: Some(Payload {
+                block: 128,
+                response: response(),
+            }),
         },
         FromStub::Bls {
             bls_id: 8,
             decoupled: true,
             model_name: "other".into(),
             model_version: -1,
+            block: 4096,
             request: request(),
         },
         FromStub::BlsCancel { bls_id: 8 },

@@ -6,7 +6,7 @@ use oxiserve_types::Result;
 use super::decode::Reader;
 use super::encode::Writer;
 use super::{
-    BlsPayload, ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len,
+    ExecuteRequest, FromStub, FromStubKind, Payload, SEND_FINAL, ToStub, ToStubKind, frame_len,
 };
 
 impl FromStub {
@@ -29,11 +29,13 @@ impl FromStub {
             FromStub::InitDone { error } | FromStub::FinalizeDone { error } => w.error(error),
             FromStub::ExecuteDone {
                 batch_error,
+                block,
                 responses,
                 ..
             } => {
                 w.error(batch_error);
                 w.count32(responses.len(), "responses");
+                w.u64(*block);
                 for r in responses {
                     w.response(r);
                 }
@@ -43,20 +45,23 @@ impl FromStub {
             } => {
                 w.u32(if *is_final { SEND_FINAL } else { 0 });
                 w.bool(response.is_some());
-                if let Some(r) = response {
-                    w.response(r);
+                if let Some(p) = response {
+                    w.u64(p.block);
+                    w.response(&p.response);
                 }
             }
             FromStub::Bls {
                 decoupled,
                 model_name,
                 model_version,
+                block,
                 request,
                 ..
             } => {
                 w.bool(*decoupled);
                 w.str(model_name);
                 w.i64(*model_version);
+                w.u64(*block);
                 w.request(request);
             }
             FromStub::BlsCancel { .. } => {}
@@ -120,7 +125,7 @@ impl ToStub {
             ToStubKind::BlsResponse => {
                 let is_final = r.bool()?;
                 let response = if r.bool()? {
-                    Some(BlsPayload {
+                    Some(Payload {
                         block: r.u64()?,
                         response: r.response()?,
                     })

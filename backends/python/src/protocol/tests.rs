@@ -71,11 +71,12 @@ fn exact_bytes_of_a_reply_and_a_release() {
 fn send_frame(dtype: u8, ndim: u8, dims: &[i64], offset: u64, nbytes: u64) -> Vec<u8> {
     let mut body: Vec<u8> = [
         &34u32.to_le_bytes()[..],
-        &7u64.to_le_bytes(), // rid
-        &1u32.to_le_bytes(), // FINAL
-        &[1],                // has_response
-        &3u32.to_le_bytes(), // INVALID_ARG
-        &2u32.to_le_bytes(), // message
+        &7u64.to_le_bytes(),   // rid
+        &1u32.to_le_bytes(),   // FINAL
+        &[1],                  // has_response
+        &128u64.to_le_bytes(), // block
+        &3u32.to_le_bytes(),   // INVALID_ARG
+        &2u32.to_le_bytes(),   // message
         b"no",
         &2u32.to_le_bytes(), // parameters_json
         b"{}",
@@ -101,10 +102,13 @@ fn decodes_a_hand_written_send() {
         FromStub::Send {
             rid: 7,
             is_final: true,
-            response: Some(WireResponse {
-                error: Some(Error::invalid_arg("no")),
-                parameters_json: "{}".into(),
-                outputs: vec![tensor("OUT", DataType::Fp32, &[2, 3], 128)],
+            response: Some(Payload {
+                block: 128,
+                response: WireResponse {
+                    error: Some(Error::invalid_arg("no")),
+                    parameters_json: "{}".into(),
+                    outputs: vec![tensor("OUT", DataType::Fp32, &[2, 3], 128)],
+                },
             }),
         }
     );
@@ -198,11 +202,12 @@ fn rejects_bad_correlation_kind() {
         decoupled: false,
         model_name: "m".into(),
         model_version: 2,
+        block: NO_BLOCK,
         request: WireRequest::default(),
     };
     let mut frame = msg.encode().unwrap();
-    // kind, tag, decoupled, str "m", version, flags -> corr_kind
-    let at = 4 + 12 + 1 + 5 + 8 + 4;
+    // kind, tag, decoupled, str "m", version, block, flags -> corr_kind
+    let at = 4 + 12 + 1 + 5 + 8 + 8 + 4;
     assert_eq!(frame[at], 0);
     frame[at] = 3;
     assert!(decode_err(&frame[4..]).contains("correlation id kind 3"));
