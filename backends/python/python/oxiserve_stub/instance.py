@@ -12,12 +12,12 @@ import threading
 from . import conn as _conn
 from . import protocol as P
 from .conn import Conn, die
+from .execute_frame import decode_execute
 from .errors import TritonError, TritonModelException, format_exception
 from .log import emit as _log_emit
-from .messages import InferenceRequest, InferenceResponse
+from .messages import InferenceResponse
 from .modelfile import load_model_module
 from .sender import FINAL, encode_responses, send_response
-from .tensors import make_inputs
 
 _ERR_NONE = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 # ExecuteDone without responses: n = 0, no block
@@ -110,19 +110,10 @@ class Instance:
 
     def on_execute(self, tag, body):
         c = self.c
-        r = P.Reader(body)
-        block = r.u64()
-        n = r.u32()
-        descs = [r.request() for _ in range(n)]
-        r.done()
         try:
-            owner, ins = make_inputs(c, block, [d.inputs for d in descs])
+            requests = decode_execute(c, body, c.model_name)
         except ValueError as e:
             raise P.ProtocolError(str(e))
-        name = c.model_name
-        requests = [InferenceRequest._wire(d, ins[i], owner, name)
-                    for i, d in enumerate(descs)]
-        del owner, ins, descs
         try:
             frame = self.run_batch(tag, requests)
         except BaseException as e:  # a bug of ours: answer the batch anyway

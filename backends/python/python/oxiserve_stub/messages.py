@@ -120,26 +120,6 @@ class InferenceRequest:
                     "Requested output name for request with id '%s' and model name '%s' "
                     "should not be empty." % (self._request_id, self._model_name))
 
-    @classmethod
-    def _wire(cls, d, inputs, block, model_name):
-        r = cls.__new__(cls)
-        r._request_id = d.request_id
-        r._corr = d.corr_str if d.corr_kind == 2 else d.corr_u64
-        r._inputs = inputs
-        r._outputs = d.outputs
-        r._model_name = model_name
-        r._model_version = -1
-        r._flags = d.flags
-        r._timeout = d.timeout_us
-        r._params = d.parameters or "{}"
-        r._rid = d.rid
-        r._sender = None
-        r._block = block
-        r._release_flags = 1
-        r._preferred_memory = None
-        r._trace = None
-        return r
-
     def inputs(self):
         return self._inputs
 

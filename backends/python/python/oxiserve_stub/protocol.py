@@ -48,12 +48,16 @@ BLS_HEAD = struct.Struct("<IBQ")  # flags, corr_kind, corr_u64
 LOG_HEAD = struct.Struct("<B")
 
 _dims_structs = {}
-_REQ_HEAD_U = REQ_HEAD.unpack_from
-_U32_U = U32.unpack_from
-_U16_U = U16.unpack_from
-_BB_U = BB.unpack_from
-_QQ_U = QQ.unpack_from
-_U64_U16_U = struct.Struct("<QH").unpack_from
+_tail_structs = {}
+
+
+def tensor_tail(ndim):
+    """The struct of a tensor descriptor after its name: dtype, ndim, dims, offset,
+    nbytes."""
+    s = _tail_structs.get(ndim)
+    if s is None:
+        s = _tail_structs[ndim] = struct.Struct("<BB%dqQQ" % ndim)
+    return s
 
 
 def _dims(ndim):
@@ -85,11 +89,6 @@ class TensorDesc:
         return (isinstance(other, TensorDesc) and self.name == other.name
                 and self.dtype == other.dtype and list(self.dims) == list(other.dims)
                 and self.offset == other.offset and self.nbytes == other.nbytes)
-
-
-class RequestDesc:
-    __slots__ = ("rid", "flags", "corr_kind", "corr_u64", "corr_str", "request_id",
-                 "parameters", "timeout_us", "inputs", "outputs")
 
 
 class ResponseDesc:
@@ -176,62 +175,6 @@ class Reader:
         r.tensors = [self.tensor() for _ in range(n)]
         return r
 
-    def request(self):
-        """One `request` (the hot path: a few unpack_from calls, no per-field bounds
-        checks: unpacking past the buffer raises struct.error, a string cut short leaves
-        the position past `end`, and both are caught as a malformed frame)."""
-        buf = self.buf
-        p = self.pos
-        r = RequestDesc()
-        r.rid, r.flags, r.corr_kind, r.corr_u64 = _REQ_HEAD_U(buf, p)
-        if r.corr_kind > 2:
-            raise ProtocolError("bad correlation kind")
-        p += 21
-        n = _U32_U(buf, p)[0]
-        p += 4
-        r.corr_str = str(buf[p:p + n], "utf-8") if n else ""
-        p += n
-        n = _U32_U(buf, p)[0]
-        p += 4
-        r.request_id = str(buf[p:p + n], "utf-8") if n else ""
-        p += n
-        n = _U32_U(buf, p)[0]
-        p += 4
-        r.parameters = str(buf[p:p + n], "utf-8") if n else ""
-        p += n
-        r.timeout_us, n_in = _U64_U16_U(buf, p)
-        p += 10
-        inputs = []
-        for _ in range(n_in):
-            n = _U32_U(buf, p)[0]
-            p += 4
-            name = str(buf[p:p + n], "utf-8")
-            p += n
-            dtype, ndim = _BB_U(buf, p)
-            p += 2
-            if ndim:
-                dims = list(_dims(ndim).unpack_from(buf, p))
-                p += 8 * ndim
-            else:
-                dims = []
-            off, nb = _QQ_U(buf, p)
-            p += 16
-            inputs.append(TensorDesc(name, dtype, dims, off, nb))
-        r.inputs = inputs
-        n_out = _U16_U(buf, p)[0]
-        p += 2
-        outs = []
-        for _ in range(n_out):
-            n = _U32_U(buf, p)[0]
-            p += 4
-            outs.append(str(buf[p:p + n], "utf-8"))
-            p += n
-        r.outputs = outs
-        if p > self.end:
-            raise ProtocolError("truncated frame")
-        self.pos = p
-        return r
-
     def done(self):
         if self.pos != self.end:
             raise ProtocolError("trailing bytes in frame")
@@ -251,7 +194,6 @@ def p_str(out, s):
     out.append(b)
 
 
-_tail_structs = {}
 _names = {}  # tensor name -> its encoded `str` (u32 length + UTF-8)
 
 
@@ -263,11 +205,8 @@ def p_tensor(out, name, dtype, dims, offset, nbytes):
         if len(_names) < 4096:
             _names[name] = b
     nd = len(dims)
-    st = _tail_structs.get(nd)
-    if st is None:
-        st = _tail_structs[nd] = struct.Struct("<BB%dqQQ" % nd)
     out.append(b)
-    out.append(st.pack(dtype, nd, *dims, offset, nbytes))
+    out.append(tensor_tail(nd).pack(dtype, nd, *dims, offset, nbytes))
 
 
 def p_error(out, code, msg):

@@ -1,7 +1,9 @@
+import ctypes
 import json
 import mmap
 import random
 import struct
+import types
 
 import numpy as np
 import pytest
@@ -11,6 +13,11 @@ import triton_python_backend_utils as pb_utils
 from oxiserve_stub import protocol as P
 from oxiserve_stub.arena import Allocator, ArenaFull
 from oxiserve_stub.errors import format_exception
+from oxiserve_stub.execute_frame import decode_execute
+
+
+def _address(mm):
+    return ctypes.addressof((ctypes.c_char * 1).from_buffer(mm))
 
 
 def test_arena_first_fit_and_coalescing():
@@ -56,15 +63,26 @@ def test_protocol_tensor_and_request_bytes():
                                 "request_id": "id", "timeout_us": 3}])
     ln, kind, tag = P.HDR.unpack_from(fr)
     assert (ln, kind, tag) == (len(fr) - 4, P.EXECUTE, 5)
-    r = P.Reader(fr, 16)
-    assert r.u64() == 64 and r.u32() == 1
-    q = r.request()
-    r.done()
-    assert (q.rid, q.flags, q.corr_kind, q.corr_str, q.request_id, q.parameters,
-            q.timeout_us, q.outputs) == (9, 1, 2, "s", "id", "{}", 3, ["y"])
-    assert q.inputs == [P.TensorDesc("x", 8, [1], 64, 4)]
-    with pytest.raises(P.ProtocolError):
-        P.Reader(fr[:-1], 16).request()
+    arena = mmap.mmap(-1, 4096)
+    arena[64:68] = struct.pack("<i", -7)
+    released = []
+    conn = types.SimpleNamespace(in_addr=_address(arena), in_size=4096,
+                                 queue_release=released.append)
+    (q,) = decode_execute(conn, fr[16:], "m")
+    assert (q._rid, q.flags(), q.correlation_id(), q.request_id(), q.parameters(),
+            q.timeout(), q.requested_output_names(), q.model_name()) == (
+        9, 1, "s", "id", "{}", 3, ["y"], "m")
+    (x,) = q.inputs()
+    assert (x.name(), x.triton_dtype(), x.as_numpy().tolist()) == ("x", 8, [-7])
+    del q, x
+    assert released == [64]  # the block goes back once nothing refers to it
+    for cut in (1, 5, 20):
+        with pytest.raises((P.ProtocolError, ValueError, struct.error)):
+            decode_execute(conn, fr[16:-cut], "m")
+    # a tensor past the end of the arena
+    far = P.enc_execute(5, 64, [{"rid": 9, "inputs": [("x", 8, [1], 4096, 4)]}])
+    with pytest.raises(ValueError):
+        decode_execute(conn, far[16:], "m")
 
 
 def test_release_frame_bytes():
