@@ -40,14 +40,7 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
         }
         FromStubKind::Send => {
             let flags = r.u32()?;
-            let response = if r.bool()? {
-                Some(Payload {
-                    block: r.u64()?,
-                    response: r.response()?,
-                })
-            } else {
-                None
-            };
+            let response = if r.bool()? { Some(r.payload()?) } else { None };
             FromStub::Send {
                 rid: tag,
                 is_final: flags & SEND_FINAL != 0,
@@ -232,6 +225,14 @@ impl<'a> Reader<'a> {
         let code = self.u32()?;
         let message = self.str()?;
         Ok((code != NO_ERROR).then(|| Error::new(error_kind(code), message)))
+    }
+
+    /// `u64 block` then a `response` whose tensors are in that block.
+    pub(super) fn payload(&mut self) -> Result<Payload> {
+        Ok(Payload {
+            block: self.u64()?,
+            response: self.response()?,
+        })
     }
 
     pub(super) fn response(&mut self) -> Result<WireResponse> {

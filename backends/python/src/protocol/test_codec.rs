@@ -5,9 +5,7 @@ use oxiserve_types::Result;
 
 use super::decode::Reader;
 use super::encode::Writer;
-use super::{
-    ExecuteRequest, FromStub, FromStubKind, Payload, SEND_FINAL, ToStub, ToStubKind, frame_len,
-};
+use super::{ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len};
 
 impl FromStub {
     pub(super) fn encode(&self) -> Result<Vec<u8>> {
@@ -124,14 +122,7 @@ impl ToStub {
             ToStubKind::Finalize => ToStub::Finalize,
             ToStubKind::BlsResponse => {
                 let is_final = r.bool()?;
-                let response = if r.bool()? {
-                    Some(Payload {
-                        block: r.u64()?,
-                        response: r.response()?,
-                    })
-                } else {
-                    None
-                };
+                let response = if r.bool()? { Some(r.payload()?) } else { None };
                 ToStub::BlsResponse {
                     bls_id: tag,
                     is_final,
