@@ -2,8 +2,10 @@
 server's statistics deltas, its files have the promised shapes, and bad
 input gets a clear error and a non-zero exit."""
 
+import base64
 import json
 import signal
+import struct
 import subprocess
 from pathlib import Path
 
@@ -102,9 +104,11 @@ def test_csv_has_perf_analyzer_columns(server, tmp_path):
 
 def test_variable_dims_take_shape_and_data_file(server, tmp_path):
     data = tmp_path / "data.json"
+    raw = base64.b64encode(struct.pack("<5i", 8, 9, 10, 11, 12)).decode()
     data.write_text(json.dumps({"data": [
         {"INPUT0": [1, 2, 3]},
         {"INPUT0": {"content": [[4, 5], [6, 7]], "shape": [4]}},
+        {"INPUT0": {"b64": raw, "shape": [5]}},
     ]}))
     before = stats(server.url, VARIABLE)
     report, _ = run_report(
@@ -357,6 +361,13 @@ def unused_port():
 def test_bad_arguments(server, args, needles):
     model = VARIABLE if "--shape" in args else FP32
     _fails(run_perf("-m", model, "-u", server.url, *args), *needles)
+
+
+def test_bad_base64_in_data_file(server, tmp_path):
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps({"data": [{"INPUT0": {"b64": "AAAA%"}}]}))
+    _fails(run_perf("-m", FP32, "-u", server.url, "--input-data", data),
+           str(data), "entry 0, input 'INPUT0'", "not valid base64")
 
 
 def test_variable_dims_need_a_shape(server):

@@ -1,9 +1,12 @@
 //! perf_analyzer's JSON input data files:
 //! `{"data": [{"INPUT0": [1, 2, 3]}, {"INPUT0": {"content": [...], "shape": [3]}}]}`,
-//! one request per entry; BYTES inputs take strings.
+//! one request per entry; BYTES inputs take strings. `{"b64": "..."}` (optionally with
+//! `"shape"`) gives the tensor's raw bytes in base64: little-endian elements, BYTES in the
+//! 4-byte-length-prefixed layout.
 
 use std::path::Path;
 
+use base64::{Engine, engine::general_purpose::STANDARD};
 use oxiserve_types::{DataType, encode_bytes_elements};
 use serde_json::Value;
 
@@ -65,14 +68,6 @@ fn parse(root: &Value, inputs: &[TensorInfo]) -> Result<Vec<Vec<FileTensor>>> {
 fn tensor(value: &Value, datatype: DataType) -> Result<FileTensor> {
     let (content, shape) = match value {
         Value::Object(map) => {
-            if map.contains_key("b64") {
-                return Err(Error::new(
-                    "base64 ('b64') data is not supported; give 'content'",
-                ));
-            }
-            let content = map
-                .get("content")
-                .ok_or_else(|| Error::new("expected 'content'"))?;
             let shape = map
                 .get("shape")
                 .map(|s| {
@@ -81,6 +76,12 @@ fn tensor(value: &Value, datatype: DataType) -> Result<FileTensor> {
                         .ok_or_else(|| Error::new("'shape' must be a list of integers"))
                 })
                 .transpose()?;
+            if let Some(b64) = map.get("b64") {
+                return raw_tensor(b64, datatype, shape);
+            }
+            let content = map
+                .get("content")
+                .ok_or_else(|| Error::new("expected 'content' or 'b64'"))?;
             (content, shape)
         }
         other => (other, None),
@@ -93,6 +94,46 @@ fn tensor(value: &Value, datatype: DataType) -> Result<FileTensor> {
         elements: flat.len(),
         shape,
     })
+}
+
+/// A tensor given as base64 of its raw bytes.
+fn raw_tensor(b64: &Value, datatype: DataType, shape: Option<Vec<i64>>) -> Result<FileTensor> {
+    let text = b64
+        .as_str()
+        .ok_or_else(|| Error::new("'b64' must be a string"))?;
+    let data = STANDARD
+        .decode(text)
+        .map_err(|e| Error::new(format!("'b64' is not valid base64: {e}")))?;
+    let elements = match datatype.element_size() {
+        Some(size) if data.len() % size == 0 => data.len() / size,
+        Some(size) => {
+            return Err(Error::new(format!(
+                "'b64' holds {} bytes, not a whole number of {size}-byte {} elements",
+                data.len(),
+                datatype.wire_name()
+            )));
+        }
+        None => bytes_count(&data)?,
+    };
+    Ok(FileTensor {
+        data,
+        elements,
+        shape,
+    })
+}
+
+/// The number of elements of raw BYTES data (4-byte little-endian length, then
+/// the bytes, per element).
+fn bytes_count(mut data: &[u8]) -> Result<usize> {
+    let mut count = 0;
+    while !data.is_empty() {
+        let bad = || Error::new("'b64' BYTES data: an element's length runs past the end");
+        let (len, rest) = data.split_first_chunk::<4>().ok_or_else(bad)?;
+        let len = u32::from_le_bytes(*len) as usize;
+        data = rest.get(len..).ok_or_else(bad)?;
+        count += 1;
+    }
+    Ok(count)
 }
 
 fn flatten<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
@@ -178,6 +219,35 @@ mod tests {
             entries[1][1].data,
             [2, 0, 0, 0, b'a', b'b', 1, 0, 0, 0, b'c']
         );
+    }
+
+    #[test]
+    fn base64_raw_data() {
+        let inputs = [input("A", DataType::Int32), input("S", DataType::Bytes)];
+        // A: [7, -1] little-endian; S: ["ab", ""] in the BYTES layout
+        let a = STANDARD.encode([7, 0, 0, 0, 255, 255, 255, 255]);
+        let s = STANDARD.encode([2, 0, 0, 0, b'a', b'b', 0, 0, 0, 0]);
+        let root = json!({"data": [{"A": {"b64": a, "shape": [2]}, "S": {"b64": s}}]});
+        let entries = parse(&root, &inputs).unwrap();
+        assert_eq!(entries[0][0].elements, 2);
+        assert_eq!(entries[0][0].shape, Some(vec![2]));
+        assert_eq!(entries[0][0].data, [7, 0, 0, 0, 255, 255, 255, 255]);
+        assert_eq!((entries[0][1].elements, entries[0][1].shape.clone()), (2, None));
+
+        let bad = |a: Value| {
+            parse(&json!({"data": [{"A": a, "S": ["x"]}]}), &inputs)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(json!({"b64": "%%"})).contains("not valid base64"));
+        assert!(bad(json!({"b64": STANDARD.encode([1, 2, 3])})).contains("3 bytes"));
+        assert!(bad(json!({"b64": 5})).contains("must be a string"));
+        let s = parse(
+            &json!({"data": [{"A": [1], "S": {"b64": STANDARD.encode([9, 0, 0, 0, b'x'])}}]}),
+            &inputs,
+        )
+        .unwrap_err();
+        assert!(s.to_string().contains("runs past the end"), "{s}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 """First-fit allocator over an arena (the stub owns arena_out).
 
 64-byte aligned blocks, a sorted free list with coalescing. Thread-safe: the main thread
-(and sender threads) allocate, the reader thread frees on the server's Release frames.
+(and sender threads) allocate, whichever thread reads the socket frees on the server's
+Release frames.
 """
 
 import bisect
