@@ -232,7 +232,10 @@ mod tests {
         assert_eq!(entries[0][0].elements, 2);
         assert_eq!(entries[0][0].shape, Some(vec![2]));
         assert_eq!(entries[0][0].data, [7, 0, 0, 0, 255, 255, 255, 255]);
-        assert_eq!((entries[0][1].elements, entries[0][1].shape.clone()), (2, None));
+        assert_eq!(
+            (entries[0][1].elements, entries[0][1].shape.clone()),
+            (2, None)
+        );
 
         let bad = |a: Value| {
             parse(&json!({"data": [{"A": a, "S": ["x"]}]}), &inputs)
