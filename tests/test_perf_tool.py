@@ -16,6 +16,7 @@ from helpers import wait_for
 from models import ModelSpec, Tensor, identity, write_repository
 from perf_browser import dump_dom, screenshot
 from perf_helpers import QUICK, perf_bin, run_perf, run_report, stats
+from python_models import repeat_model, serve
 from servers import TARGET, Server
 
 FP32 = "perf_fp32"  # FP32 [16], max_batch_size 8
@@ -162,6 +163,31 @@ def test_grpc_counts(server, tmp_path, streaming):
     assert report["protocol"] == "grpc" and report["streaming"] is streaming
     for point in report["points"]:
         _check_point(point, batch=3)
+
+
+def test_decoupled_model_over_a_stream(tmp_path):
+    """Each request to the decoupled repeat model of 3 values is answered by
+    3 responses and an empty final one: the tool counts requests as the
+    server does and reports the responses apart."""
+    with serve(tmp_path / "repo", [repeat_model("perf_repeat")]) as server:
+        before = stats(server.url, "perf_repeat")
+        report, done = run_report(
+            tmp_path, "-m", "perf_repeat", "-i", "grpc", "-u", server.grpc_url, "--streaming",
+            "--shape", "IN:3", "--input-data", "zero", "--concurrency-range", "1:2", *QUICK,
+        )
+        sent = report["totals"]["requests_sent"]
+        assert _server_delta(server, "perf_repeat", before, sent)[0] == sent
+        assert report["decoupled"] is True
+        for point in report["points"]:
+            _check_point(point)
+            assert point["measured_responses"] == 3 * point["measured_requests"]
+            assert point["responses_per_second"] == pytest.approx(
+                3 * point["requests_per_second"])
+        assert "responses/sec" in done.stdout and "responses/s" in done.stdout
+        # its responses come only over a stream
+        for args in (["-u", server.url], ["-i", "grpc", "-u", server.grpc_url]):
+            _fails(run_perf("-m", "perf_repeat", *args, "--shape", "IN:3"),
+                   "'perf_repeat' is decoupled", "--streaming")
 
 
 def test_grpc_unknown_model(server):

@@ -43,6 +43,12 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
         true => grpc::api::model_info(&target, model, version).await?,
         false => fetch_model(&target, model, version).await?,
     };
+    if info.decoupled && !(grpc && cli.streaming) {
+        return Err(Error::new(format!(
+            "model '{model}' is decoupled: its responses come over a gRPC stream; use -i grpc \
+             --streaming"
+        )));
+    }
     let steps = inputs::build(&info, &input_options(cli))?;
     let stats = match grpc {
         true => StatsSource::grpc(&target, model, version).await?,
@@ -58,6 +64,7 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
         cli,
         target: &target,
         steps: &steps,
+        decoupled: info.decoupled,
     };
     let points = match cli.shared_memory {
         SharedMemoryKind::None => requests.sweep(&mut session, &plan, kind, None).await?,
@@ -91,6 +98,7 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
         url,
         protocol: if grpc { "grpc" } else { "http" }.into(),
         streaming: cli.streaming,
+        decoupled: info.decoupled,
         batch_size: cli.batch_size,
         load_kind: kind.into(),
         distribution: matches!(plan.kind, LoadKind::Rate { .. })
@@ -108,6 +116,7 @@ struct Requests<'a> {
     cli: &'a RunArgs,
     target: &'a Target,
     steps: &'a [Vec<InputTensor>],
+    decoupled: bool,
 }
 
 impl Requests<'_> {
@@ -128,17 +137,22 @@ impl Requests<'_> {
         if cli.protocol == Protocol::Grpc {
             let frames = steps
                 .map(|(i, s)| match memory {
-                    Some(m) => {
-                        grpc::encode::request_shared(model, version, s, &m.inputs[i], &m.outputs)
-                    }
-                    None => grpc::encode::request(model, version, s),
+                    Some(m) => grpc::encode::request_shared(
+                        model,
+                        version,
+                        s,
+                        &m.inputs[i],
+                        &m.outputs,
+                        self.decoupled,
+                    ),
+                    None => grpc::encode::request(model, version, s, self.decoupled),
                 })
                 .collect();
             return match cli.streaming {
                 true => {
                     sweep::run(
                         session,
-                        &GrpcStreamConnector::new(target, frames),
+                        &GrpcStreamConnector::new(target, frames, self.decoupled),
                         plan,
                         show,
                     )

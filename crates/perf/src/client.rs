@@ -12,6 +12,8 @@ pub struct Outcome {
     pub send_ns: u64,
     /// From the first byte of the response until its last.
     pub recv_ns: u64,
+    /// Responses received (several from a decoupled model; 0 when it failed).
+    pub responses: u64,
     /// Why the request failed, if it did.
     pub error: Option<String>,
 }

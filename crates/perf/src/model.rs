@@ -19,6 +19,9 @@ pub struct TensorInfo {
 pub struct ModelInfo {
     pub name: String,
     pub max_batch_size: u32,
+    /// `model_transaction_policy { decoupled: true }`: any number of
+    /// responses per request, over a gRPC stream only.
+    pub decoupled: bool,
     pub inputs: Vec<TensorInfo>,
     pub outputs: Vec<TensorInfo>,
 }
@@ -42,6 +45,9 @@ impl ModelInfo {
             inputs: tensors("inputs")?,
             outputs: tensors("outputs")?,
             max_batch_size,
+            decoupled: config["model_transaction_policy"]["decoupled"]
+                .as_bool()
+                .unwrap_or(false),
             name,
         })
     }

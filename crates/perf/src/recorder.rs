@@ -24,6 +24,8 @@ pub struct Window {
     pub latency_ns_sum: u64,
     pub send_ns_sum: u64,
     pub recv_ns_sum: u64,
+    /// Responses to the successful requests (more than `ok` from a decoupled model).
+    pub responses: u64,
     /// Open loop: requests that started more than 1 ms after their slot.
     pub late: u64,
     pub first_error: Option<String>,
@@ -38,6 +40,7 @@ impl Default for Window {
             latency_ns_sum: 0,
             send_ns_sum: 0,
             recv_ns_sum: 0,
+            responses: 0,
             late: 0,
             first_error: None,
         }
@@ -53,6 +56,7 @@ impl Window {
         self.latency_ns_sum += other.latency_ns_sum;
         self.send_ns_sum += other.send_ns_sum;
         self.recv_ns_sum += other.recv_ns_sum;
+        self.responses += other.responses;
         self.late += other.late;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
@@ -66,6 +70,7 @@ impl Window {
         self.latency_ns_sum = 0;
         self.send_ns_sum = 0;
         self.recv_ns_sum = 0;
+        self.responses = 0;
         self.late = 0;
         self.first_error = None;
     }
@@ -79,6 +84,7 @@ impl Window {
                 self.latency_ns_sum += latency_ns;
                 self.send_ns_sum += outcome.send_ns;
                 self.recv_ns_sum += outcome.recv_ns;
+                self.responses += outcome.responses;
             }
             Some(error) => {
                 self.errors += 1;
@@ -156,6 +162,7 @@ mod tests {
         Outcome {
             send_ns,
             recv_ns: 1,
+            responses: 3,
             error: None,
         }
     }
@@ -181,6 +188,7 @@ mod tests {
         assert_eq!((r.sent(), r.completed()), (3, 3));
         assert_eq!((w.ok, w.errors, w.late), (2, 1, 1));
         assert_eq!((w.latency_ns_sum, w.send_ns_sum), (12_000, 30));
+        assert_eq!(w.responses, 6, "failed requests have no responses");
         assert_eq!(w.latency_us.max(), 7);
         assert_eq!(w.first_error.as_deref(), Some("boom"));
         assert_eq!(r.take().ok, 0);

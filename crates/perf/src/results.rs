@@ -45,14 +45,18 @@ pub struct PointResult {
     pub requests_sent: u64,
     /// The server's count of requests over the same span (statistics delta).
     pub server_requests: Option<u64>,
-    /// Responses in the reported windows.
+    /// Requests answered in the reported windows.
     pub measured_requests: u64,
+    /// Their responses (more than the requests from a decoupled model).
+    pub measured_responses: u64,
     pub errors: u64,
     /// Open loop: requests that left more than 1 ms after their slot.
     pub late_requests: u64,
     /// Inferences (requests x batch size) per second.
     pub throughput: f64,
     pub requests_per_second: f64,
+    /// Responses per second: several per request from a decoupled model.
+    pub responses_per_second: f64,
     pub latency_us: Latency,
     /// The latency the level is judged by (the --percentile one, else the
     /// average), in microseconds.
@@ -102,11 +106,14 @@ pub fn summarize(
         }
     };
     let avg = per_request(window.latency_ns_sum);
-    let rps = if seconds > 0.0 {
-        window.ok as f64 / seconds
-    } else {
-        0.0
+    let per_second = |n: u64| {
+        if seconds > 0.0 {
+            n as f64 / seconds
+        } else {
+            0.0
+        }
     };
+    let rps = per_second(window.ok);
     PointResult {
         load,
         stable: measurement.stable,
@@ -114,10 +121,12 @@ pub fn summarize(
         requests_sent: totals.requests_sent,
         server_requests: totals.server_requests,
         measured_requests: window.ok,
+        measured_responses: window.responses,
         errors: window.errors,
         late_requests: window.late,
         throughput: rps * f64::from(batch_size),
         requests_per_second: rps,
+        responses_per_second: per_second(window.responses),
         latency_us: Latency {
             avg,
             min: if window.ok == 0 { 0 } else { h.min() },

@@ -83,7 +83,14 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
         &ModelConfigRequest { name, version },
     )
     .await?;
-    let max_batch_size = config.config.map_or(0, |c| c.max_batch_size.max(0) as u32);
+    let max_batch_size = config
+        .config
+        .as_ref()
+        .map_or(0, |c| c.max_batch_size.max(0) as u32);
+    let decoupled = config
+        .config
+        .and_then(|c| c.model_transaction_policy)
+        .is_some_and(|p| p.decoupled);
     let tensors = |list: Vec<_>| -> Result<Vec<TensorInfo>> {
         list.into_iter()
             .map(
@@ -109,6 +116,7 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
         inputs: tensors(metadata.inputs)?,
         outputs: tensors(metadata.outputs)?,
         max_batch_size,
+        decoupled,
         name: metadata.name,
     })
 }

@@ -1,5 +1,7 @@
 //! The ModelInferRequest of each prepared request, framed once: inputs as
-//! raw little-endian contents.
+//! raw little-endian contents. Requests to a decoupled model ask for an empty
+//! final response (`triton_enable_empty_final_response`), so the stream says
+//! when each request is complete.
 
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -14,8 +16,14 @@ use super::frame;
 use crate::{inputs::InputTensor, shm::Placement};
 
 /// The request message (for streaming) and its gRPC frame.
-pub fn request(model: &str, version: Option<&str>, inputs: &[InputTensor]) -> Bytes {
+pub fn request(
+    model: &str,
+    version: Option<&str>,
+    inputs: &[InputTensor],
+    decoupled: bool,
+) -> Bytes {
     let message = ModelInferRequest {
+        parameters: final_response(decoupled),
         model_name: model.into(),
         model_version: version.unwrap_or_default().into(),
         inputs: inputs
@@ -40,8 +48,10 @@ pub fn request_shared(
     inputs: &[InputTensor],
     placed: &[Placement],
     outputs: &[(String, Placement)],
+    decoupled: bool,
 ) -> Bytes {
     let message = ModelInferRequest {
+        parameters: final_response(decoupled),
         model_name: model.into(),
         model_version: version.unwrap_or_default().into(),
         inputs: inputs
@@ -65,6 +75,20 @@ pub fn request_shared(
         ..ModelInferRequest::default()
     };
     frame::encode(&message)
+}
+
+/// The parameter that makes a decoupled model's stream end each request with
+/// a response flagged `triton_final_response`.
+fn final_response(decoupled: bool) -> HashMap<String, InferParameter> {
+    if !decoupled {
+        return HashMap::new();
+    }
+    HashMap::from([(
+        "triton_enable_empty_final_response".into(),
+        InferParameter {
+            parameter_choice: Some(ParameterChoice::BoolParam(true)),
+        },
+    )])
 }
 
 fn region(p: &Placement) -> HashMap<String, InferParameter> {
@@ -102,7 +126,7 @@ mod tests {
             shape: vec![1, 3],
             data: Bytes::from_static(&[1, 2, 3]),
         };
-        let framed = request("m", Some("2"), &[input]);
+        let framed = request("m", Some("2"), std::slice::from_ref(&input), false);
         assert_eq!(framed[0], 0);
         assert_eq!(
             u32::from_be_bytes(framed[1..5].try_into().unwrap()) as usize,
@@ -116,5 +140,11 @@ mod tests {
         assert_eq!(decoded.inputs[0].shape, [1, 3]);
         assert_eq!(decoded.inputs[0].datatype, "UINT8");
         assert_eq!(&decoded.raw_input_contents[0][..], [1, 2, 3]);
+        assert!(decoded.parameters.is_empty());
+        let decoupled = ModelInferRequest::decode(&request("m", None, &[input], true)[5..]);
+        assert_eq!(
+            decoupled.unwrap().parameters["triton_enable_empty_final_response"].parameter_choice,
+            Some(ParameterChoice::BoolParam(true))
+        );
     }
 }

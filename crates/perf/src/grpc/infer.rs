@@ -89,6 +89,7 @@ impl InferClient for GrpcInfer {
                 .saturating_duration_since(start)
                 .as_nanos() as u64,
             recv_ns: head.elapsed().as_nanos() as u64,
+            responses: 1,
             error: None,
         }
     }

@@ -1,6 +1,7 @@
 //! ModelStreamInfer: each connection keeps one bidirectional stream open and
-//! sends its requests on it one at a time, each answered by one response
-//! (models that are not decoupled).
+//! sends its requests on it one at a time. A request is done at its response,
+//! or, for a decoupled model, at the response flagged `triton_final_response`
+//! (the requests ask for an empty one); its responses are counted.
 
 use std::{
     future::Future,
@@ -13,7 +14,9 @@ use std::{
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use hyper::{Response, body::Incoming};
-use oxiserve_proto::inference::ModelStreamInferResponse;
+use oxiserve_proto::inference::{
+    ModelInferResponse, ModelStreamInferResponse, infer_parameter::ParameterChoice,
+};
 use prost::Message;
 use tokio::sync::mpsc;
 
@@ -66,14 +69,17 @@ struct Open {
 pub struct GrpcStreamConnector {
     target: Target,
     frames: Arc<[Bytes]>,
+    decoupled: bool,
 }
 
 impl GrpcStreamConnector {
-    /// Streams that send `frames` (framed ModelInferRequests) round robin.
-    pub fn new(target: Target, frames: Vec<Bytes>) -> Self {
+    /// Streams that send `frames` (framed ModelInferRequests) round robin to
+    /// a model that is `decoupled` or not.
+    pub fn new(target: Target, frames: Vec<Bytes>, decoupled: bool) -> Self {
         GrpcStreamConnector {
             target,
             frames: frames.into(),
+            decoupled,
         }
     }
 }
@@ -88,6 +94,7 @@ impl Connector for GrpcStreamConnector {
             clock: SendClock::new(),
             decoder: Decoder::default(),
             stream: None,
+            decoupled: self.decoupled,
         })
     }
 }
@@ -99,6 +106,7 @@ pub struct GrpcStream {
     clock: Arc<SendClock>,
     decoder: Decoder,
     stream: Option<Open>,
+    decoupled: bool,
 }
 
 impl GrpcStream {
@@ -118,10 +126,10 @@ impl GrpcStream {
         })
     }
 
-    /// Sends request `step` and reads its response; returns when its first
-    /// bytes arrived. Any failure leaves the stream closed (the next call
-    /// opens a new one).
-    async fn exchange(&mut self, step: usize) -> Result<Instant> {
+    /// Sends request `step` and reads its responses; returns when the first
+    /// bytes arrived and how many responses came. Any failure leaves the
+    /// stream closed (the next call opens a new one).
+    async fn exchange(&mut self, step: usize) -> Result<(Instant, u64)> {
         let mut open = match self.stream.take() {
             Some(open) => open,
             None => self.open().await?,
@@ -139,29 +147,53 @@ impl GrpcStream {
         }
         let response = open.response.as_mut().expect("head received");
         let mut first = None;
-        let message = loop {
-            if let Some(message) = self.decoder.next_message().map_err(Error::new)? {
-                break message;
+        let mut responses = 0;
+        loop {
+            let message = loop {
+                if let Some(message) = self.decoder.next_message().map_err(Error::new)? {
+                    break message;
+                }
+                match self.conn.drive(next_frame(response.body_mut())).await? {
+                    Some(f) => match f?.into_data() {
+                        Ok(data) => {
+                            first.get_or_insert_with(Instant::now);
+                            self.decoder.push(&data);
+                        }
+                        Err(f) => return Err(ended(f.into_trailers().ok())),
+                    },
+                    None => return Err(ended(None)),
+                }
+            };
+            let answer = ModelStreamInferResponse::decode(message)
+                .map_err(|e| Error::new(format!("bad ModelStreamInferResponse: {e}")))?;
+            if !answer.error_message.is_empty() {
+                return Err(Error::new(answer.error_message));
             }
-            match self.conn.drive(next_frame(response.body_mut())).await? {
-                Some(f) => match f?.into_data() {
-                    Ok(data) => {
-                        first.get_or_insert_with(Instant::now);
-                        self.decoder.push(&data);
-                    }
-                    Err(f) => return Err(ended(f.into_trailers().ok())),
-                },
-                None => return Err(ended(None)),
+            if !self.decoupled {
+                responses = 1;
+                break;
             }
-        };
-        let answer = ModelStreamInferResponse::decode(message)
-            .map_err(|e| Error::new(format!("bad ModelStreamInferResponse: {e}")))?;
-        if !answer.error_message.is_empty() {
-            return Err(Error::new(answer.error_message));
+            let infer = answer.infer_response.unwrap_or_default();
+            let last = is_final(&infer);
+            if !(last && infer.outputs.is_empty()) {
+                responses += 1;
+            }
+            if last {
+                break;
+            }
         }
         self.stream = Some(open);
-        Ok(first.unwrap_or_else(Instant::now))
+        Ok((first.unwrap_or_else(Instant::now), responses))
     }
+}
+
+/// Whether a decoupled model's response is its request's last.
+fn is_final(response: &ModelInferResponse) -> bool {
+    response
+        .parameters
+        .get("triton_final_response")
+        .and_then(|p| p.parameter_choice.as_ref())
+        == Some(&ParameterChoice::BoolParam(true))
 }
 
 /// Why a stream ended before its response.
@@ -176,13 +208,14 @@ impl InferClient for GrpcStream {
     async fn infer(&mut self, step: usize) -> Outcome {
         let start = Instant::now();
         match self.exchange(step).await {
-            Ok(first) => Outcome {
+            Ok((first, responses)) => Outcome {
                 send_ns: self
                     .clock
                     .taken()
                     .saturating_duration_since(start)
                     .as_nanos() as u64,
                 recv_ns: first.elapsed().as_nanos() as u64,
+                responses,
                 error: None,
             },
             Err(e) => Outcome {

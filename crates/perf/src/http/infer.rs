@@ -133,6 +133,7 @@ impl InferClient for HttpInfer {
         Outcome {
             send_ns,
             recv_ns: head.elapsed().as_nanos() as u64,
+            responses: 1,
             error: None,
         }
     }

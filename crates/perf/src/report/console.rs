@@ -21,6 +21,9 @@ pub fn point_line(kind: &str, p: &PointResult) -> String {
         p.throughput,
         p.judged_latency_us
     );
+    if p.measured_responses != p.measured_requests {
+        let _ = write!(line, ", {:.1} responses/sec", p.responses_per_second);
+    }
     if !p.stable {
         line.push_str(" (not stable)");
     }
@@ -57,11 +60,20 @@ pub fn format_load(load: f64) -> String {
 /// The summary table.
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
+    // A decoupled model's responses per second follow its inferences.
+    let responses = |text: String| {
+        if report.decoupled {
+            text
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         out,
-        "{:>12} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7}",
+        "{:>12} {:>12}{} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7}",
         load_title(&report.load_kind),
         "infer/s",
+        responses(format!(" {:>12}", "responses/s")),
         "avg us",
         "p50 us",
         "p90 us",
@@ -83,9 +95,10 @@ pub fn table(report: &Report) -> String {
         let l = &p.latency_us;
         let _ = writeln!(
             out,
-            "{:>12} {:>12.1} {:>9.0} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>8.1} {:>9} {:>9} {:>7}{}",
+            "{:>12} {:>12.1}{} {:>9.0} {:>9} {:>9} {:>9} {:>9} {:>8.1} {:>8.1} {:>9} {:>9} {:>7}{}",
             format_load(p.load),
             p.throughput,
+            responses(format!(" {:>12.1}", p.responses_per_second)),
             l.avg,
             l.p50,
             l.p90,

@@ -19,6 +19,8 @@ pub struct Report {
     pub url: String,
     pub protocol: String,
     pub streaming: bool,
+    /// The model answers each request with any number of responses.
+    pub decoupled: bool,
     pub batch_size: u32,
     /// `concurrency` or `request_rate`.
     pub load_kind: String,

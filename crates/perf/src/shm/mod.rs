@@ -157,6 +157,7 @@ mod tests {
         let model = ModelInfo {
             name: "m".into(),
             max_batch_size: 8,
+            decoupled: false,
             inputs: vec![tensor("IN", DataType::Int32, vec![2])],
             outputs: vec![
                 tensor("OUT", DataType::Int32, vec![2]),
