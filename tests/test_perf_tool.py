@@ -276,6 +276,28 @@ def test_analyze_sweeps_configurations_and_restores_the_model(tmp_path):
     assert dom.count("<polyline") == 2 * 4 and 'id="best"' in dom
 
 
+def test_analyze_over_grpc(tmp_path):
+    """The same sweep through the gRPC repository API (ModelConfig,
+    RepositoryModelLoad with a config override), measured over gRPC."""
+    repo = write_repository(tmp_path / "repo", [identity(FP32, "FP32", dims=(16,))], TARGET)
+    with Server(repo, ["--model-control-mode=explicit", f"--load-model={FP32}"]) as s:
+        config_url = f"http://{s.url}/v2/models/{FP32}/config"
+        own = requests.get(config_url, timeout=10).json()
+        analysis, _ = run_report(
+            tmp_path, "analyze", "-m", FP32, "-i", "grpc", "-u", s.grpc_url,
+            "--instance-counts", "1,2", "--max-batch-sizes", "2", "--dynamic-batching", "on",
+            "--concurrency-range", "1", *QUICK,
+        )
+        restored = requests.get(config_url, timeout=10).json()
+    assert [t["server_config"] for t in analysis["trials"]] == [
+        {"instance_count": n, "max_batch_size": 2, "dynamic_batching": True} for n in (1, 2)]
+    for trial in analysis["trials"]:
+        assert trial["report"]["protocol"] == "grpc"
+        totals = trial["report"]["totals"]
+        assert totals["requests_sent"] == totals["server_requests"] > 0
+    assert restored == own
+
+
 def test_interrupted_analyze_restores_the_model(tmp_path):
     """Ctrl-C while a configuration is being measured: the model gets its
     own configuration back before the tool exits (non-zero)."""

@@ -11,8 +11,8 @@ use crate::{
     app,
     cli::{AnalyzeArgs, OnOff, Protocol},
     error::{Error, Result},
-    http::{api, conn::HttpConn},
     report::{Report, analysis, console},
+    repository::Repository,
     results::PointResult,
     sweep,
     target::Target,
@@ -70,15 +70,15 @@ impl Analysis {
 /// Runs the analysis, writes its outputs, and restores the model's configuration.
 pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
     let run = &args.run;
-    if run.protocol != Protocol::Http {
-        return Err(Error::new(
-            "analyze reloads models through the HTTP repository API: use -i http",
-        ));
-    }
-    let url = run.url.clone().unwrap_or_else(|| "localhost:8000".into());
-    let mut conn = HttpConn::connect(&Target::resolve(&url).await?).await?;
-    let config_path = format!("{}/config", api::model_path(&run.model, None));
-    let original = api::get(&mut conn, &config_path).await?;
+    let grpc = run.protocol == Protocol::Grpc;
+    let default_url = if grpc {
+        "localhost:8001"
+    } else {
+        "localhost:8000"
+    };
+    let url = run.url.clone().unwrap_or_else(|| default_url.into());
+    let mut conn = Repository::connect(&Target::resolve(&url).await?, grpc).await?;
+    let original = conn.config(&run.model).await?;
     let candidates = candidates(args, &original);
     let mut trials = Vec::with_capacity(candidates.len());
     let sweep = async {
@@ -94,7 +94,7 @@ pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
         outcome = sweep => outcome,
         _ = tokio::signal::ctrl_c() => Err(Error::new("interrupted")),
     };
-    let restored = load(&mut conn, &run.model, &original).await;
+    let restored = conn.load(&run.model, &original).await;
     outcome?;
     restored.map_err(|e| e.context("restoring the model's own configuration"))?;
     let best = best(&trials);
@@ -109,16 +109,16 @@ pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
 }
 
 async fn measure(
-    conn: &mut HttpConn,
+    conn: &mut Repository,
     args: &AnalyzeArgs,
     original: &Value,
     config: Candidate,
 ) -> Result<Trial> {
     let model = &args.run.model;
-    load(conn, model, &with_overrides(original, &config))
+    conn.load(model, &with_overrides(original, &config))
         .await
         .map_err(|e| e.context(format!("loading {model} with {}", config.describe())))?;
-    let applied = api::get(conn, &format!("{}/config", api::model_path(model, None))).await?;
+    let applied = conn.config(model).await?;
     let server_config = read_back(&applied);
     let report = app::run(&args.run).await?;
     let bound = args.run.latency_threshold.map(|ms| ms * 1000.0);
@@ -187,15 +187,6 @@ fn read_back(config: &Value) -> Candidate {
         max_batch_size: config["max_batch_size"].as_u64().unwrap_or(0) as u32,
         dynamic_batching: config.get("dynamic_batching").is_some_and(|d| !d.is_null()),
     }
-}
-
-/// `POST /v2/repository/models/M/load` with the configuration as an override.
-async fn load(conn: &mut HttpConn, model: &str, config: &Value) -> Result<()> {
-    let body = json!({"parameters": {"config": config.to_string()}});
-    let path = format!("/v2/repository/models/{model}/load");
-    api::call(conn, hyper::Method::POST, &path, Some(&body))
-        .await
-        .map(drop)
 }
 
 fn best(trials: &[Trial]) -> Option<usize> {

@@ -19,6 +19,7 @@ mod model;
 mod progress;
 mod recorder;
 mod report;
+mod repository;
 mod results;
 mod server_stats;
 mod shm;
