@@ -19,16 +19,16 @@ use crate::{
 
 /// A connection to the server's repository API.
 pub enum Repository {
-    Http(HttpConn),
-    Grpc(GrpcConn<OnceBody>),
+    Http(Box<HttpConn>),
+    Grpc(Box<GrpcConn<OnceBody>>),
 }
 
 impl Repository {
     /// Connects to `target`'s gRPC or HTTP endpoint.
     pub async fn connect(target: &Target, grpc: bool) -> Result<Self> {
         Ok(match grpc {
-            true => Repository::Grpc(GrpcConn::connect(target).await?),
-            false => Repository::Http(HttpConn::connect(target).await?),
+            true => Repository::Grpc(Box::new(GrpcConn::connect(target).await?)),
+            false => Repository::Http(Box::new(HttpConn::connect(target).await?)),
         })
     }
 
