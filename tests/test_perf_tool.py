@@ -190,6 +190,86 @@ def test_decoupled_model_over_a_stream(tmp_path):
                    "'perf_repeat' is decoupled", "--streaming")
 
 
+SEQUENCE_PY = '''
+import os
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+def _value(request, name):
+    return pb_utils.get_input_tensor_by_name(request, name).as_numpy().flatten()[0]
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.log = open(os.path.join(args["model_repository"], "seen.log"), "a", buffering=1)
+
+    def execute(self, requests):
+        for r in requests:
+            if _value(r, "READY"):  # Triton fills batch slots with requests that are not
+                self.log.write("%d %d %d\\n" % (
+                    _value(r, "CORRID"), _value(r, "START"), _value(r, "END")))
+        return [pb_utils.InferenceResponse(
+            [pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
+            for r in requests]
+'''
+
+
+def _sequence_model(name):
+    control = lambda n, kind, dt: (  # noqa: E731
+        f'{{ name: "{n}" control [ {{ kind: {kind} {dt} }} ] }}')
+    return ModelSpec(
+        name, [Tensor("INPUT0", "INT32", [1])], max_batch_size=4, python_only=True,
+        files={"1/model.py": SEQUENCE_PY},
+        extra_config="sequence_batching { control_input [ "
+        + ", ".join([
+            control("START", "CONTROL_SEQUENCE_START", "int32_false_true: [ 0, 1 ]"),
+            control("END", "CONTROL_SEQUENCE_END", "int32_false_true: [ 0, 1 ]"),
+            control("READY", "CONTROL_SEQUENCE_READY", "int32_false_true: [ 0, 1 ]"),
+            control("CORRID", "CONTROL_SEQUENCE_CORRID", "data_type: TYPE_UINT64"),
+        ]) + " ] }",
+    )
+
+
+@pytest.mark.parametrize("args", [
+    ["--input-tensor-format", "json", "--output-tensor-format", "json"],
+    ["--input-tensor-format", "binary"],
+    ["-i", "grpc"],
+    ["-i", "grpc", "--streaming"],
+], ids=["http-json", "http-binary", "grpc", "grpc-streaming"])
+def test_sequence_model_gets_whole_sequences(tmp_path, args):
+    """Each connection sends whole sequences: the model sees every id start
+    once, on its first request, and end on its last, after 2-6 requests."""
+    repo = write_repository(tmp_path / "repo", [_sequence_model("perf_seq")], TARGET)
+    with Server(repo) as s:
+        url = s.grpc_url if "grpc" in args else s.url
+        before = stats(s.url, "perf_seq")
+        report, _ = run_report(
+            tmp_path, "-m", "perf_seq", "-u", url, *args, "--concurrency-range", "3",
+            "--sequence-length", "4", "--sequence-length-variation", "50",
+            "--sequence-id-range", "100", *QUICK,
+        )
+        sent = report["totals"]["requests_sent"]
+        assert _server_delta(s, "perf_seq", before, sent)[0] == sent
+        _check_point(report["points"][0])
+        refused = run_perf("-m", "perf_seq", "-u", s.url, "--request-rate-range", "10")
+    _fails(refused, "'perf_seq' is a sequence model", "--concurrency-range")
+    seen = {}
+    lines = [tuple(map(int, l.split())) for l in (repo / "perf_seq" / "seen.log").read_text().splitlines()]
+    for corrid, start, end in lines:
+        seen.setdefault(corrid, []).append((start, end))
+    assert len(lines) == sent and min(seen) >= 100
+    complete = 0
+    for corrid, steps in seen.items():
+        assert steps[0][0] == 1 and all(st == 0 for st, _ in steps[1:]), (corrid, steps)
+        assert all(e == 0 for _, e in steps[:-1]), (corrid, steps)
+        if steps[-1][1] == 1:
+            complete += 1
+            assert 2 <= len(steps) <= 6, (corrid, steps)
+    assert complete >= len(seen) - 3  # a connection's last sequence may be cut short
+
+
 def test_grpc_unknown_model(server):
     _fails(run_perf("-m", "no_such_model", "-i", "grpc", "-u", server.grpc_url), "no_such_model", "gRPC status")
 

@@ -3,6 +3,7 @@
 use std::{
     collections::HashMap,
     path::Path,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -17,6 +18,7 @@ use crate::{
     model::ModelInfo,
     report::{Report, RunTotals, console, csv, html, json},
     results::PointResult,
+    sequence::Sequences,
     shm::{SharedMemory, register::Registrar},
     stats_source::StatsSource,
     sweep::{self, LoadKind, Plan},
@@ -49,13 +51,26 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
              --streaming"
         )));
     }
+    if info.sequence && cli.request_rate_range.is_some() {
+        return Err(Error::new(format!(
+            "model '{model}' is a sequence model: measure it with --concurrency-range (each \
+             connection sends whole sequences); --request-rate-range does not support sequences"
+        )));
+    }
     let steps = inputs::build(&info, &input_options(cli))?;
     let stats = match grpc {
         true => StatsSource::grpc(&target, model, version).await?,
         false => StatsSource::http(&target, model, version).await?,
     };
     let mut session = Session::new(settings(cli), Some(stats));
-    let plan = plan(cli);
+    let mut plan = plan(cli);
+    if info.sequence {
+        plan.sequences = Some(Arc::new(Sequences::new(
+            cli.sequence_id_range,
+            cli.sequence_length,
+            cli.sequence_length_variation,
+        )));
+    }
     let kind = match plan.kind {
         LoadKind::Concurrency => "concurrency",
         LoadKind::Rate { .. } => "request_rate",
@@ -250,6 +265,7 @@ fn plan(cli: &RunArgs) -> Plan {
         batch_size: cli.batch_size,
         bound_us: cli.latency_threshold.map(|ms| ms * 1000.0),
         binary_search: cli.binary_search,
+        sequences: None,
     }
 }
 

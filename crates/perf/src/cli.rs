@@ -102,6 +102,17 @@ pub struct RunArgs {
     /// Shape of an input with variable dims, without the batch dim: NAME:d1,d2,...
     #[arg(long = "shape", value_parser = parse_shape)]
     pub shapes: Vec<(String, Vec<i64>)>,
+    /// Sequence models: the usual number of requests in a sequence.
+    #[arg(long = "sequence-length", default_value_t = 20)]
+    pub sequence_length: u32,
+    /// Sequence models: how far a sequence's length may stray from
+    /// --sequence-length, in percent of it.
+    #[arg(long = "sequence-length-variation", default_value_t = 20.0)]
+    pub sequence_length_variation: f64,
+    /// Sequence models: the ids to use, START or START:END (END excluded;
+    /// ids then start again from START).
+    #[arg(long = "sequence-id-range", default_value = "1", value_parser = parse_id_range)]
+    pub sequence_id_range: (u64, Option<u64>),
     /// Input values: `zero`, `random`, or a JSON file in perf_analyzer's format.
     #[arg(long = "input-data", default_value = "random")]
     pub input_data: String,
@@ -274,9 +285,38 @@ fn parse_shape(text: &str) -> Result<(String, Vec<i64>), String> {
     Ok((name.to_string(), dims))
 }
 
+/// `START` or `START:END` with START >= 1 and END > START.
+fn parse_id_range(text: &str) -> Result<(u64, Option<u64>), String> {
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("'{t}' is not a sequence id in '{text}'"))
+    };
+    let (start, end) = match text.split_once(':') {
+        Some((start, end)) => (number(start)?, Some(number(end)?)),
+        None => (number(text)?, None),
+    };
+    if start == 0 {
+        return Err("sequence ids start at 1 (0 means none)".into());
+    }
+    if end.is_some_and(|end| end <= start) {
+        return Err(format!("the end of '{text}' is not above its start"));
+    }
+    Ok((start, end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequence_id_ranges() {
+        assert_eq!(parse_id_range("1"), Ok((1, None)));
+        assert_eq!(parse_id_range("5:9"), Ok((5, Some(9))));
+        assert!(parse_id_range("0").unwrap_err().contains("start at 1"));
+        assert!(parse_id_range("9:5").unwrap_err().contains("not above"));
+        assert!(parse_id_range("x").unwrap_err().contains("'x'"));
+    }
 
     #[test]
     fn command_line_is_consistent() {

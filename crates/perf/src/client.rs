@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use crate::error::Result;
+use crate::{error::Result, sequence::SequenceStep};
 
 /// How one request went, besides its latency (which the load loop measures).
 #[derive(Debug, Default)]
@@ -20,9 +20,14 @@ pub struct Outcome {
 
 /// One connection that sends inference requests one at a time.
 pub trait InferClient: Send + 'static {
-    /// Sends request `step` (taken modulo the number of prepared requests)
-    /// and waits for its whole response.
-    fn infer(&mut self, step: usize) -> impl Future<Output = Outcome> + Send;
+    /// Sends request `step` (taken modulo the number of prepared requests),
+    /// marked with its place in a sequence if it has one, and waits for its
+    /// whole response.
+    fn infer(
+        &mut self,
+        step: usize,
+        sequence: Option<SequenceStep>,
+    ) -> impl Future<Output = Outcome> + Send;
 }
 
 /// Opens connections of one kind.

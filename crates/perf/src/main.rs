@@ -21,6 +21,7 @@ mod recorder;
 mod report;
 mod repository;
 mod results;
+mod sequence;
 mod server_stats;
 mod shm;
 mod stability;

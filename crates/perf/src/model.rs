@@ -22,6 +22,8 @@ pub struct ModelInfo {
     /// `model_transaction_policy { decoupled: true }`: any number of
     /// responses per request, over a gRPC stream only.
     pub decoupled: bool,
+    /// `sequence_batching`: requests belong to sequences.
+    pub sequence: bool,
     pub inputs: Vec<TensorInfo>,
     pub outputs: Vec<TensorInfo>,
 }
@@ -48,6 +50,9 @@ impl ModelInfo {
             decoupled: config["model_transaction_policy"]["decoupled"]
                 .as_bool()
                 .unwrap_or(false),
+            sequence: config
+                .get("sequence_batching")
+                .is_some_and(|s| !s.is_null()),
             name,
         })
     }

@@ -1,6 +1,8 @@
 //! Walking a load range: every value in order until the latency bound is
 //! crossed, or a binary search for the highest value under it.
 
+use std::sync::Arc;
+
 use crate::{
     cli::Distribution,
     client::Connector,
@@ -8,6 +10,7 @@ use crate::{
     load::{closed, open},
     measure::Session,
     results::PointResult,
+    sequence::Sequences,
 };
 
 /// What kind of load the values mean.
@@ -31,6 +34,8 @@ pub struct Plan {
     /// Latency bound in microseconds.
     pub bound_us: Option<f64>,
     pub binary_search: bool,
+    /// A sequence model's sequences (closed loop only).
+    pub sequences: Option<Arc<Sequences>>,
 }
 
 /// Measures the plan's levels; `on_point` sees each result as it comes.
@@ -51,6 +56,7 @@ pub async fn run<C: Connector>(
                     &mut pool,
                     value as usize,
                     plan.batch_size,
+                    plan.sequences.clone(),
                 )
                 .await?
             }

@@ -6,6 +6,7 @@ use hyper::{Response, StatusCode, body::Incoming};
 use oxiserve_proto::inference::{
     ModelConfigRequest, ModelConfigResponse, ModelMetadataRequest, ModelMetadataResponse,
     ModelStatisticsRequest, ModelStatisticsResponse, StatisticDuration,
+    model_config::SchedulingChoice,
 };
 
 use super::{
@@ -87,6 +88,12 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
         .config
         .as_ref()
         .map_or(0, |c| c.max_batch_size.max(0) as u32);
+    let sequence = config.config.as_ref().is_some_and(|c| {
+        matches!(
+            c.scheduling_choice,
+            Some(SchedulingChoice::SequenceBatching(_))
+        )
+    });
     let decoupled = config
         .config
         .and_then(|c| c.model_transaction_policy)
@@ -117,6 +124,7 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
         outputs: tensors(metadata.outputs)?,
         max_batch_size,
         decoupled,
+        sequence,
         name: metadata.name,
     })
 }

@@ -3,7 +3,8 @@
 //! final response (`triton_enable_empty_final_response`), so the stream says
 //! when each request is complete.
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
+use prost::Message;
 use std::collections::HashMap;
 
 use oxiserve_proto::inference::{
@@ -13,7 +14,7 @@ use oxiserve_proto::inference::{
 };
 
 use super::frame;
-use crate::{inputs::InputTensor, shm::Placement};
+use crate::{inputs::InputTensor, sequence::SequenceStep, shm::Placement};
 
 /// The request message (for streaming) and its gRPC frame.
 pub fn request(
@@ -77,6 +78,39 @@ pub fn request_shared(
     frame::encode(&message)
 }
 
+/// A framed request with its place in a sequence added: the parameters'
+/// map entries appended to the message (protobuf merges repeated map fields).
+pub fn with_sequence(framed: &Bytes, step: SequenceStep) -> Bytes {
+    let param = |choice| InferParameter {
+        parameter_choice: Some(choice),
+    };
+    let extra = ModelInferRequest {
+        parameters: HashMap::from([
+            (
+                "sequence_id".into(),
+                param(ParameterChoice::Int64Param(step.id as i64)),
+            ),
+            (
+                "sequence_start".into(),
+                param(ParameterChoice::BoolParam(step.start)),
+            ),
+            (
+                "sequence_end".into(),
+                param(ParameterChoice::BoolParam(step.end)),
+            ),
+        ]),
+        ..ModelInferRequest::default()
+    }
+    .encode_to_vec();
+    let message = &framed[5..];
+    let mut out = BytesMut::with_capacity(framed.len() + extra.len());
+    out.put_u8(0);
+    out.put_u32((message.len() + extra.len()) as u32);
+    out.extend_from_slice(message);
+    out.extend_from_slice(&extra);
+    out.freeze()
+}
+
 /// The parameter that makes a decoupled model's stream end each request with
 /// a response flagged `triton_final_response`.
 fn final_response(decoupled: bool) -> HashMap<String, InferParameter> {
@@ -114,7 +148,6 @@ fn region(p: &Placement) -> HashMap<String, InferParameter> {
 #[cfg(test)]
 mod tests {
     use oxiserve_types::DataType;
-    use prost::Message;
 
     use super::*;
 
@@ -141,6 +174,21 @@ mod tests {
         assert_eq!(decoded.inputs[0].datatype, "UINT8");
         assert_eq!(&decoded.raw_input_contents[0][..], [1, 2, 3]);
         assert!(decoded.parameters.is_empty());
+        let step = SequenceStep {
+            id: 7,
+            start: true,
+            end: false,
+        };
+        let marked = ModelInferRequest::decode(&with_sequence(&framed, step)[5..]).unwrap();
+        assert_eq!(marked.inputs, decoded.inputs);
+        assert_eq!(
+            marked.parameters["sequence_id"].parameter_choice,
+            Some(ParameterChoice::Int64Param(7))
+        );
+        assert_eq!(
+            marked.parameters["sequence_start"].parameter_choice,
+            Some(ParameterChoice::BoolParam(true))
+        );
         let decoupled = ModelInferRequest::decode(&request("m", None, &[input], true)[5..]);
         assert_eq!(
             decoupled.unwrap().parameters["triton_enable_empty_final_response"].parameter_choice,

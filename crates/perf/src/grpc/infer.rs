@@ -5,11 +5,12 @@ use std::{sync::Arc, time::Instant};
 use bytes::Bytes;
 use hyper::Uri;
 
-use super::{api::read_unary, conn::GrpcConn, frame::Decoder};
+use super::{api::read_unary, conn::GrpcConn, encode::with_sequence, frame::Decoder};
 use crate::{
     client::{Connector, InferClient, Outcome},
     error::Result,
     http::body::{OnceBody, SendClock},
+    sequence::SequenceStep,
     target::Target,
 };
 
@@ -55,12 +56,14 @@ pub struct GrpcInfer {
 }
 
 impl InferClient for GrpcInfer {
-    async fn infer(&mut self, step: usize) -> Outcome {
+    async fn infer(&mut self, step: usize, sequence: Option<SequenceStep>) -> Outcome {
         let start = Instant::now();
-        let body = OnceBody::timed(
-            self.frames[step % self.frames.len()].clone(),
-            self.clock.clone(),
-        );
+        let frame = &self.frames[step % self.frames.len()];
+        let frame = match sequence {
+            Some(s) => with_sequence(frame, s),
+            None => frame.clone(),
+        };
+        let body = OnceBody::timed(frame, self.clock.clone());
         let request = GrpcConn::request(self.uri.clone(), body);
         let mut response = match self.conn.send(request).await {
             Ok(r) => r,

@@ -22,12 +22,14 @@ use tokio::sync::mpsc;
 
 use super::{
     conn::GrpcConn,
+    encode::with_sequence,
     frame::{self, Decoder},
 };
 use crate::{
     client::{Connector, InferClient, Outcome},
     error::{Error, Result},
     http::body::{SendClock, next_frame},
+    sequence::SequenceStep,
     target::Target,
 };
 
@@ -129,12 +131,20 @@ impl GrpcStream {
     /// Sends request `step` and reads its responses; returns when the first
     /// bytes arrived and how many responses came. Any failure leaves the
     /// stream closed (the next call opens a new one).
-    async fn exchange(&mut self, step: usize) -> Result<(Instant, u64)> {
+    async fn exchange(
+        &mut self,
+        step: usize,
+        sequence: Option<SequenceStep>,
+    ) -> Result<(Instant, u64)> {
         let mut open = match self.stream.take() {
             Some(open) => open,
             None => self.open().await?,
         };
-        let frame = self.frames[step % self.frames.len()].clone();
+        let frame = &self.frames[step % self.frames.len()];
+        let frame = match sequence {
+            Some(s) => with_sequence(frame, s),
+            None => frame.clone(),
+        };
         open.tx
             .send(frame)
             .map_err(|_| Error::new("the stream is closed"))?;
@@ -205,9 +215,9 @@ fn ended(trailers: Option<hyper::HeaderMap>) -> Error {
 }
 
 impl InferClient for GrpcStream {
-    async fn infer(&mut self, step: usize) -> Outcome {
+    async fn infer(&mut self, step: usize, sequence: Option<SequenceStep>) -> Outcome {
         let start = Instant::now();
-        match self.exchange(step).await {
+        match self.exchange(step, sequence).await {
             Ok((first, responses)) => Outcome {
                 send_ns: self
                     .clock

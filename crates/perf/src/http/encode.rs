@@ -5,7 +5,7 @@ use bytes::Bytes;
 use oxiserve_types::DataType;
 use serde_json::{Map, Value, json};
 
-use crate::{cli::TensorFormat, inputs::InputTensor, shm::Placement};
+use crate::{cli::TensorFormat, inputs::InputTensor, sequence::SequenceStep, shm::Placement};
 
 /// A ready-to-send inference body.
 #[derive(Debug, Clone)]
@@ -13,6 +13,65 @@ pub struct PreparedBody {
     pub body: Bytes,
     /// The `Inference-Header-Content-Length` value, for binary bodies.
     pub header_length: Option<usize>,
+    /// Where request parameters can be added to the JSON header.
+    pub parameters: ParameterSlot,
+}
+
+/// A place in a JSON header for more request parameters: the offset just
+/// after the opening brace of the header (`inside: false`: the header has no
+/// `parameters` yet) or of its `parameters` object (`inside: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParameterSlot {
+    pub at: usize,
+    pub inside: bool,
+}
+
+impl PreparedBody {
+    /// The body with a sequence's parameters added, and its header length.
+    pub fn with_sequence(&self, step: SequenceStep) -> (Bytes, Option<usize>) {
+        let members = step.json_members();
+        let added = match self.parameters.inside {
+            true => format!("{members},"),
+            false => format!("\"parameters\":{{{members}}},"),
+        };
+        let at = self.parameters.at;
+        let mut body = Vec::with_capacity(self.body.len() + added.len());
+        body.extend_from_slice(&self.body[..at]);
+        body.extend_from_slice(added.as_bytes());
+        body.extend_from_slice(&self.body[at..]);
+        (
+            Bytes::from(body),
+            self.header_length.map(|n| n + added.len()),
+        )
+    }
+}
+
+/// The JSON text of a header: `parameters` (when there are any) first, so
+/// more can be added at a known offset.
+fn header_json(
+    parameters: Map<String, Value>,
+    rest: Map<String, Value>,
+) -> (Vec<u8>, ParameterSlot) {
+    let rest = Value::Object(rest).to_string();
+    if parameters.is_empty() {
+        return (
+            rest.into_bytes(),
+            ParameterSlot {
+                at: 1,
+                inside: false,
+            },
+        );
+    }
+    let head = "{\"parameters\":{";
+    let parameters = Value::Object(parameters).to_string();
+    let text = format!("{head}{},{}", &parameters[1..], &rest[1..]);
+    (
+        text.into_bytes(),
+        ParameterSlot {
+            at: head.len(),
+            inside: true,
+        },
+    )
 }
 
 /// Encodes one request's inputs.
@@ -35,16 +94,18 @@ pub fn encode(
             entry
         })
         .collect();
-    let mut header = Map::new();
-    header.insert("inputs".into(), Value::Array(tensors));
+    let mut rest = Map::new();
+    rest.insert("inputs".into(), Value::Array(tensors));
+    let mut parameters = Map::new();
     if output_format == TensorFormat::Binary {
-        header.insert("parameters".into(), json!({"binary_data_output": true}));
+        parameters.insert("binary_data_output".into(), json!(true));
     }
-    let header = Value::Object(header).to_string().into_bytes();
+    let (header, slot) = header_json(parameters, rest);
     if !binary {
         return PreparedBody {
             body: Bytes::from(header),
             header_length: None,
+            parameters: slot,
         };
     }
     let header_length = header.len();
@@ -55,6 +116,7 @@ pub fn encode(
     PreparedBody {
         body: Bytes::from(body),
         header_length: Some(header_length),
+        parameters: slot,
     }
 }
 
@@ -78,6 +140,10 @@ pub fn encode_shared(
     PreparedBody {
         body: Bytes::from(body),
         header_length: None,
+        parameters: ParameterSlot {
+            at: 1,
+            inside: false,
+        },
     }
 }
 
@@ -166,5 +232,39 @@ mod tests {
         assert_eq!(v["inputs"][0]["parameters"]["binary_data_size"], 8);
         assert_eq!(v["parameters"]["binary_data_output"], true);
         assert_eq!(&p.body[n..], &tensor().data[..]);
+    }
+
+    #[test]
+    fn sequence_parameters_join_the_header() {
+        let step = SequenceStep {
+            id: 42,
+            start: true,
+            end: false,
+        };
+        let sequence = json!({"sequence_id": 42, "sequence_start": true, "sequence_end": false});
+        // a JSON body without parameters: they are added
+        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json);
+        let (body, length) = p.with_sequence(step);
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!((v["parameters"].clone(), length), (sequence.clone(), None));
+        assert_eq!(v["inputs"][0]["data"], json!([1, -1]));
+        // a binary body with parameters: they are merged, the header grows
+        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary);
+        let (body, length) = p.with_sequence(step);
+        let n = length.unwrap();
+        let v: Value = serde_json::from_slice(&body[..n]).unwrap();
+        let mut merged = sequence;
+        merged["binary_data_output"] = json!(true);
+        assert_eq!(v["parameters"], merged);
+        assert_eq!(&body[n..], &tensor().data[..]);
+        // shared memory bodies too
+        let at = Placement {
+            region: "r".into(),
+            offset: 0,
+            size: 8,
+        };
+        let p = encode_shared(&[tensor()], std::slice::from_ref(&at), &[]);
+        let v: Value = serde_json::from_slice(&p.with_sequence(step).0).unwrap();
+        assert_eq!(v["parameters"]["sequence_id"], 42);
     }
 }

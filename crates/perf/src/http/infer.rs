@@ -16,6 +16,7 @@ use super::{
 use crate::{
     client::{Connector, InferClient, Outcome},
     error::{Error, Result},
+    sequence::SequenceStep,
     target::Target,
 };
 
@@ -87,25 +88,32 @@ pub struct HttpInfer {
 }
 
 impl HttpInfer {
-    fn request(&self, step: usize) -> Request<OnceBody> {
+    fn request(&self, step: usize, sequence: Option<SequenceStep>) -> Request<OnceBody> {
         let i = step % self.shared.bodies.len();
-        let body = OnceBody::timed(self.shared.bodies[i].body.clone(), self.clock.clone());
-        let mut request = Request::new(body);
+        let prepared = &self.shared.bodies[i];
+        let (body, header_length) = match sequence {
+            Some(s) => {
+                let (body, length) = prepared.with_sequence(s);
+                (body, length.map(HeaderValue::from))
+            }
+            None => (prepared.body.clone(), self.shared.header_length[i].clone()),
+        };
+        let mut request = Request::new(OnceBody::timed(body, self.clock.clone()));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.shared.uri.clone();
         let headers = request.headers_mut();
         headers.insert(CONTENT_TYPE, self.shared.content_type[i].clone());
-        if let Some(length) = &self.shared.header_length[i] {
-            headers.insert(HEADER_LENGTH.clone(), length.clone());
+        if let Some(length) = header_length {
+            headers.insert(HEADER_LENGTH.clone(), length);
         }
         request
     }
 }
 
 impl InferClient for HttpInfer {
-    async fn infer(&mut self, step: usize) -> Outcome {
+    async fn infer(&mut self, step: usize, sequence: Option<SequenceStep>) -> Outcome {
         let start = Instant::now();
-        let request = self.request(step);
+        let request = self.request(step, sequence);
         let mut response = match self.conn.send(request).await {
             Ok(r) => r,
             Err(e) => return failed(e.to_string()),

@@ -1,5 +1,6 @@
 //! Closed loop: `concurrency` workers, each with its own connection, each
-//! sending its next request as soon as the previous one is answered.
+//! sending its next request as soon as the previous one is answered (for a
+//! sequence model: the next request of its current sequence).
 
 use std::{
     sync::{
@@ -16,6 +17,7 @@ use crate::{
     measure::Session,
     recorder::Recorder,
     results::{PointResult, Totals, summarize},
+    sequence::{Cursor, Sequences},
 };
 
 /// Measures one concurrency level; connections come from and go back to `pool`.
@@ -25,6 +27,7 @@ pub async fn run<C: Connector>(
     pool: &mut Vec<C::Client>,
     concurrency: usize,
     batch_size: u32,
+    sequences: Option<Arc<Sequences>>,
 ) -> Result<PointResult> {
     fill(connector, pool, concurrency).await?;
     let recorder = Arc::new(Recorder::new(shards(concurrency)));
@@ -33,7 +36,16 @@ pub async fn run<C: Connector>(
     let workers: Vec<_> = pool
         .drain(..concurrency)
         .enumerate()
-        .map(|(worker, client)| tokio::spawn(work(worker, client, recorder.clone(), stop.clone())))
+        .map(|(worker, client)| {
+            let sequences = sequences.clone();
+            tokio::spawn(work(
+                worker,
+                client,
+                recorder.clone(),
+                stop.clone(),
+                sequences,
+            ))
+        })
         .collect();
     let measurement = session
         .measure(&format!("concurrency {concurrency}"), &recorder)
@@ -66,12 +78,15 @@ async fn work<C: InferClient>(
     mut client: C,
     recorder: Arc<Recorder>,
     stop: Arc<AtomicBool>,
+    sequences: Option<Arc<Sequences>>,
 ) -> C {
     let mut step = worker;
+    let mut cursor = Cursor::default();
     while !stop.load(Ordering::Relaxed) {
         recorder.sending();
+        let sequence = sequences.as_deref().map(|s| cursor.next(s));
         let start = Instant::now();
-        let outcome = client.infer(step).await;
+        let outcome = client.infer(step, sequence).await;
         recorder.record(worker, start.elapsed().as_nanos() as u64, false, outcome);
         step = step.wrapping_add(1);
     }

@@ -123,7 +123,7 @@ async fn work<C: InferClient>(worker: usize, mut client: C, plan: Arc<Plan>) -> 
         let due = plan.start + plan.schedule.at(slot);
         let late = due.elapsed() > LATE;
         plan.recorder.sending();
-        let outcome = client.infer(slot as usize).await;
+        let outcome = client.infer(slot as usize, None).await;
         let latency = due.elapsed().as_nanos() as u64;
         plan.recorder.record(worker, latency, late, outcome);
     }

@@ -158,6 +158,7 @@ mod tests {
             name: "m".into(),
             max_batch_size: 8,
             decoupled: false,
+            sequence: false,
             inputs: vec![tensor("IN", DataType::Int32, vec![2])],
             outputs: vec![
                 tensor("OUT", DataType::Int32, vec![2]),
