@@ -75,11 +75,11 @@ for m in $ALL_MODES; do
     [ "$m" = off ] || echo "dynamic_batching { }"; } >>"$WORK/repo-oxiserve-identity-$m/identity/config.pbtxt"
 done
 add_sub_body "$WORK/add_sub.body"
-cp bench/wrk/identity_fp32_1x16.json "$WORK/identity.body"
+cp bench/data/identity_fp32_1x16.json "$WORK/identity.body"
 for v in add_sub identity; do perf_data "$WORK/$v.body" "$WORK/$v.data.json"; done
 declare -A DESC=(
   [add_sub]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/add_sub.body") B body)"
-  [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/wrk/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
+  [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/data/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
 )
 
 # --- per-target build and server command ---------------------------------------------------

@@ -16,10 +16,11 @@
 # request with every reference sentence with embeddings matching tests/data/minilm_reference.json
 # (cosine >= 0.9999, bench/embedding/check_answer.py); again after the load. A wrong answer is
 # recorded and the run goes on.
-# Load: wrk (bench/embedding/post_texts.lua) POSTing KServe v2 JSON, one sentence per request,
-# rotating over the reference sentences (the 3030-character one left out unless LONG=1), at
-# CONCURRENCY connections; per point the medians of RUNS runs of sentences/s, p50, p99, the
-# encoder's average executed batch (GET /v2/models/<encoder>/stats: inference_count /
+# Load: oxiserve-perf (crates/perf) sending KServe v2 JSON, one sentence per request, rotating
+# over the reference sentences (bodies from bench/embedding/make_bodies.py, the 3030-character one
+# left out unless LONG=1; their values as oxiserve-perf input data), at CONCURRENCY connections
+# with one request in flight each; per point the medians of RUNS runs of sentences/s, p50, p99,
+# the encoder's average executed batch (GET /v2/models/<encoder>/stats: inference_count /
 # execution_count over the run) and the CPU time of the server's process tree. Both servers run
 # for the whole benchmark (started one at a time: time to ready is measured alone) and runs
 # alternate: run 1 of every concurrency on one, then on the other, run 2 in the other order, ...
@@ -40,8 +41,8 @@
 # the encoder alone, no server, on windows of RAW_BATCHES (1 2 4 8 16 32 64) consecutive sentences
 # of the load padded to their longest, RAW_SECONDS (3) each: what batching and padding cost the
 # model itself; 0: skip), KEEP_LOGS (a folder to copy the server logs into),
-# READY_TIMEOUT (300 s), BUILD (1: cargo build --release --locked --bin oxiserve first; 0: use
-# the binary as it is), OXISERVE_BIN (target/release/oxiserve),
+# READY_TIMEOUT (300 s), BUILD (1: cargo build --release --locked --bin oxiserve and -p
+# oxiserve-perf first; 0: use the binaries as they are), OXISERVE_BIN (target/release/oxiserve),
 # OXISERVE_ARGS, TRITON_ARGS (extra server flags), TRITON_VENV (~/.cache/real-triton/venv: the
 # interpreter of Triton's Python models; onnxruntime==1.31.1 and tokenizers==0.23.3 are installed
 # there if missing, numpy kept < 2), RESULTS (bench/results/embedding.md).
@@ -69,7 +70,6 @@ OXISERVE_ARGS=${OXISERVE_ARGS:-}
 TRITON_ARGS=${TRITON_ARGS:-}
 TRITON_VENV=${TRITON_VENV:-$HOME/.cache/real-triton/venv}
 RESULTS=${RESULTS:-bench/results/embedding.md}
-LUA=bench/embedding/post_texts.lua
 CHECK=bench/embedding/check_answer.py
 REF=tests/data/minilm_reference.json
 EXAMPLE=examples/model_repository
@@ -99,7 +99,6 @@ WORK=$(mktemp -d -t embedding-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
-ensure_wrk
 
 # --- helpers ------------------------------------------------------------------------------------
 tree_pids() { # PID: it and all its descendants
@@ -125,8 +124,6 @@ tree_mem() { # PID: "server RSS, tree RSS, tree PSS" in MiB, and the number of p
   awk -v a="$rss0" -v b="$rss" -v c="$pss" -v n="$n" 'BEGIN { printf "%.0f / %.0f / %.0f MiB (%d process%s)", a / 1024, b / 1024, c / 1024, n, n == 1 ? "" : "es" }'
 }
 TICK=$(getconf CLK_TCK)
-secs() { local d=$1; case $d in *ms) awk -v v="${d%ms}" 'BEGIN { print v / 1000 }' ;; *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *) echo "$d" ;; esac; }
-DURATION_S=$(secs "$DURATION")
 now_ms() { date +%s%3N; }
 
 # --- model files, repositories, bodies ----------------------------------------------------------
@@ -155,6 +152,7 @@ params >>"$R/encoder/config.pbtxt"
 [ "$RAGGED" = 1 ] || sed -i 's/, allow_ragged_batch: true//' "$R/encoder/config.pbtxt"
 BODIES_DESC=$(python3 bench/embedding/make_bodies.py "$REF" "$WORK/bodies.jsonl" --max-chars "$([ "$LONG" = 1 ] && echo 0 || echo 1000)")
 log "bodies: $BODIES_DESC"
+perf_data "$WORK/bodies.jsonl" "$WORK/data.json"
 tokens() { # the token count of each body's sentence ([CLS] and [SEP] included, truncated at 256)
   "$1" - "$TOKENIZER_JSON" "$WORK/bodies.jsonl" <<'PY' 2>/dev/null
 import json, sys
@@ -221,12 +219,14 @@ wait_ready() { # TARGET: prints the milliseconds from start to GET /v2/health/re
       { echo "server ready but model $m not ready"; return 1; }
   done
 }
-run_wrk() { # TARGET CONNS DURATION
-  BODIES_FILE="$WORK/bodies.jsonl" wrk -t$(($2 < 2 ? $2 : 2)) -c"$2" -d"$3" --timeout 30s -s "$LUA" \
-    "http://127.0.0.1:${PORT[$1]}/v2/models/embedding/infer"
+PERF_ARGS="--input-data $WORK/data.json --input-tensor-format json --output-tensor-format json"
+run_load() { # TARGET CONNS DURATION
+  # shellcheck disable=SC2086
+  perf_point embedding "${PORT[$1]}" "$2" "$3" $PERF_ARGS
 }
 
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 LIVE=
 for t in $TARGETS; do
   if [ -n "${PREP[$t]:-}" ]; then STATUS[$t]="not run: ${PREP[$t]}"; log "$t: ${STATUS[$t]}"; continue; fi
@@ -257,7 +257,7 @@ for t in $TARGETS; do
 done
 for t in $LIVE; do
   log "$t: warm-up ($WARMUP at $max_conns connections)"
-  run_wrk "$t" "$max_conns" "$WARMUP" >/dev/null || true
+  run_load "$t" "$max_conns" "$WARMUP" >/dev/null
 done
 
 # --- benchmark ------------------------------------------------------------------------------------
@@ -267,9 +267,9 @@ for r in $(seq "$RUNS"); do
   for t in $order; do
     for c in $CONCURRENCY; do
       before=$(model_counts "${PORT[$t]}" "${ENCODER[$t]}"); k0=$(tree_ticks "${PID[$t]}")
-      out=$(run_wrk "$t" "$c" "$DURATION" | grep '^RESULT ' || true)
+      out=$(run_load "$t" "$c" "$DURATION" | grep '^RESULT ' || true)
       k1=$(tree_ticks "${PID[$t]}"); after=$(model_counts "${PORT[$t]}" "${ENCODER[$t]}")
-      [ -n "$out" ] || { STATUS[$t]="${STATUS[$t]}; wrk gave no result at $c connections, run $r"; log "$t c=$c run $r: no result"; continue; }
+      [ -n "$out" ] || { STATUS[$t]="${STATUS[$t]}; oxiserve-perf gave no result at $c connections, run $r"; log "$t c=$c run $r: no result"; continue; }
       for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
       read -r i0 e0 <<<"${before:-- -}"; read -r i1 e1 <<<"${after:-- -}"
       if [[ $i0$e0$i1$e1 =~ ^[0-9]+$ ]] && [ $((e1 - e0)) -gt 0 ]; then
@@ -277,7 +277,7 @@ for r in $(seq "$RUNS"); do
       else
         inf=– exe=– batch=–
       fi
-      cores=$([[ $k0$k1 =~ ^[0-9]+$ ]] && awk -v a="$k0" -v b="$k1" -v t="$TICK" -v d="$DURATION_S" 'BEGIN { printf "%.2f", (b - a) / t / d }' || echo –)
+      cores=$([[ $k0$k1 =~ ^[0-9]+$ ]] && awk -v a="$k0" -v b="$k1" -v t="$TICK" -v d="$duration_s" 'BEGIN { printf "%.2f", (b - a) / t / d }' || echo –)
       log "$t c=$c run $r: $out batch=$batch server_cores=$cores"
       echo -e "$t\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx\t$inf\t$exe\t$batch\t$cores" >>"$WORK/runs.tsv"
     done
@@ -346,11 +346,11 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "Sentences in, all-MiniLM-L6-v2 sentence embeddings (FP32 [384]) out, through the \`embedding\` ensemble (tokenizer -> encoder with dynamic batching), one sentence per request, at growing concurrency. oxiserve serves \`examples/model_repository\`'s pipeline (native \`tokenizer\` backend -> \`onnxruntime\` backend, no Python); real Triton serves the same pipeline the way seed 000 does it, as two Python-backend models (\`bench/embedding/triton/\`: \`tokenizers\` in one \`model.py\`, \`onnxruntime\` in the other). Same \`tokenizer.json\` and \`model.onnx\`, same instance counts, threads and batching on both."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); both servers and wrk share the CPUs, nothing pinned. Other processes kept the CPUs busy before each start:$(for t in $TARGETS; do echo -n " $t ${BUSY[$t]:-?};"; done | sed 's/;$//') (over 2 s)"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); both servers and oxiserve-perf share the CPUs, nothing pinned. Other processes kept the CPUs busy before each start:$(for t in $TARGETS; do echo -n " $t ${BUSY[$t]:-?};"; done | sed 's/;$//') (over 2 s)"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)') (\`$OXISERVE_BIN\`, built $(date -u -r "$OXISERVE_BIN" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')$([ "$BUILD" = 1 ] || echo ', not rebuilt: BUILD=0')), loading \`$(sed "s|$PWD/||; s|$HOME/|~/|" <<<"${LIBRARY:-?}")\`; Triton ${VERSION[triton]:-?} (nvidia-pytriton 0.7.0, Python backend), its models running Python $("$TRITON_VENV/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || echo '?') with ${TRITON_PKGS:-?} (\`$(sed "s|$HOME/|~/|" <<<"$TRITON_VENV")\`)"
   echo "- Pipeline on both: tokenizer 1 instance, no dynamic batching, truncation at 256 tokens, each request's rows padded to its longest; encoder 1 instance (KIND_CPU), \`max_batch_size: 64\`, \`dynamic_batching { max_queue_delay_microseconds: 2000 }\`, a batch's requests padded to the batch's longest and run as one \`session.run\` / ONNX Runtime call, $INTRA intra-op thread(s), $([ -n "$SPINNING" ] && echo "\`session.intra_op.allow_spinning\` = $SPINNING" || echo "spinning left at each side's default"), all graph optimizations, sequential execution; Triton's encoder inputs $([ "$RAGGED" = 1 ] && echo "have \`allow_ragged_batch: true\` (Triton's dynamic batcher otherwise batches only requests of equal shape, i.e. equal token length; oxiserve's \`batch_padding\` is the counterpart)" || echo "have no \`allow_ragged_batch\` (RAGGED=0): Triton batches only requests of equal token length"); ensemble \`max_batch_size: 64\`"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up at $max_conns connections per server; wrk threads = min(connections, 2); keep-alive; KServe v2 JSON, one sentence per request (\`[1,1]\` BYTES), rotating over the sentences of \`$REF\` ($BODIES_DESC; each wrk thread starts at a different one). Sentences/s = requests/s. Both servers stay up the whole time (the one not measured idles); runs alternate: run 1 of every concurrency on one server, then on the other, run 2 in the other order, ..."
-  echo "- Average batch: the encoder's (inference_count after - before) / (execution_count after - before) of \`GET /v2/models/<encoder>/stats\` around each run (\`minilm_encoder\` on oxiserve, \`encoder\` on Triton). *Server cores*: user + system CPU time of the server's process tree (Triton: tritonserver and its Python stub processes) / duration"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections per server; C keep-alive connections with one request in flight each; KServe v2 JSON, one sentence per request (\`[1,1]\` BYTES), JSON output, rotating over the sentences of \`$REF\` ($BODIES_DESC; connection i starts at sentence i). Sentences/s = requests/s. Both servers stay up the whole time (the one not measured idles); runs alternate: run 1 of every concurrency on one server, then on the other, run 2 in the other order, ..."
+  echo "- Average batch: the encoder's (inference_count after - before) / (execution_count after - before) of \`GET /v2/models/<encoder>/stats\` around each run (\`minilm_encoder\` on oxiserve, \`encoder\` on Triton). *Server cores*: user + system CPU time of the server's process tree (Triton: tritonserver and its Python stub processes) over the whole oxiserve-perf run / its wall time"
   echo
   echo "## Results (medians of $RUNS runs)"
   echo
@@ -391,6 +391,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo '```sh'
   echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP CONCURRENCY=\"$CONCURRENCY\" INTRA=$INTRA SPINNING=$SPINNING LONG=$LONG RAGGED=$RAGGED RAW=$RAW RAW_SECONDS=$RAW_SECONDS RAW_BATCHES=\"$RAW_BATCHES\" BUILD=$BUILD$([ "$OXISERVE_BIN" = target/release/oxiserve ] || echo " OXISERVE_BIN=$OXISERVE_BIN")${OXISERVE_ARGS:+ OXISERVE_ARGS=\"$OXISERVE_ARGS\"}${TRITON_ARGS:+ TRITON_ARGS=\"$TRITON_ARGS\"} bench/embedding.sh"
   echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "$(sed "s|$HOME/|~/|" <<<"$TRITON_VENV")/bin/pip install ${TRITON_PIP[*]} 'numpy<2'   # only when missing"
   echo "python3 bench/embedding/make_bodies.py $REF \$WORK/bodies.jsonl --max-chars $([ "$LONG" = 1 ] && echo 0 || echo 1000)"
   [ -z "$RAW_PY" ] || echo "$(sed "s|$HOME/|~/|" <<<"$RAW_PY") bench/embedding/raw_padding.py $ONNX $TOKENIZER_JSON \$WORK/bodies.jsonl $INTRA '$SPINNING' $RAW_SECONDS $RAW_BATCHES   # after the servers"
@@ -401,7 +402,8 @@ mkdir -p "$(dirname "$RESULTS")"
   cmd triton
   echo "python3 $CHECK \$P embedding $REF   # before and after the load; P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton)"
   echo "# warm-up: the same at C = $max_conns for $WARMUP; around each run: curl -s http://127.0.0.1:\$P/v2/models/\$ENCODER/stats"
-  echo "BODIES_FILE=\$WORK/bodies.jsonl wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION --timeout 30s -s $LUA http://127.0.0.1:\$P/v2/models/embedding/infer   # C = $CONCURRENCY"
+  echo "# \$WORK/data.json: the sentences of \$WORK/bodies.jsonl as oxiserve-perf input data, one entry per body (perf_data in bench/lib/common.sh)"
+  echo "$PERF -m embedding -u 127.0.0.1:\$P -i http --concurrency-range \$C $PERF_ARGS -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
   echo '```'
   echo
   echo "One request body (the first line of \`\$WORK/bodies.jsonl\`):"

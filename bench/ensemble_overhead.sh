@@ -96,11 +96,11 @@ _identity_repo "$WORK/repo-oxiserve-identity" identity
   [ "$BATCHING" != 1 ] || echo "dynamic_batching { }"; } >>"$WORK/repo-oxiserve-identity/identity/config.pbtxt"
 ensemble "$WORK/repo-oxiserve-identity" identity 16 INPUT0 OUTPUT0
 add_sub_body "$WORK/add_sub.body"
-cp bench/wrk/identity_fp32_1x16.json "$WORK/identity.body"
+cp bench/data/identity_fp32_1x16.json "$WORK/identity.body"
 for m in add_sub identity; do perf_data "$WORK/$m.body" "$WORK/$m.data.json"; done
 declare -A DESC=(
   [add_sub]="JSON, INPUT0/INPUT1 FP32 [1,4] ($(wc -c <"$WORK/add_sub.body") B body)"
-  [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/wrk/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
+  [identity]="JSON, INPUT0 FP32 [1,16] (\`bench/data/identity_fp32_1x16.json\`, $(wc -c <"$WORK/identity.body") B body)"
 )
 
 # --- per-target build and server command ---------------------------------------------------

@@ -2,7 +2,7 @@
 # gRPC vs HTTP on the identity model (FP32 [1,16]), oxiserve and real Triton,
 # with oxiserve-perf (crates/perf) as the one load generator for both
 # protocols: HTTP/1.1 with JSON tensors and gRPC ModelInfer with raw
-# contents, the values of bench/wrk/identity_fp32_1x16.json. C connections
+# contents, the values of bench/data/identity_fp32_1x16.json. C connections
 # with one request in flight each, C = 1, 8, 64; each run is one measurement
 # window of DURATION seconds after WARMUP requests; medians of RUNS runs;
 # results in bench/results/grpc_vs_http.md.
@@ -19,7 +19,7 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2000}
 CONCURRENCY=${CONCURRENCY:-1 8 64}
 RESULTS=${RESULTS:-bench/results/grpc_vs_http.md}
-JSON_BODY=bench/wrk/identity_fp32_1x16.json
+JSON_BODY=bench/data/identity_fp32_1x16.json
 declare -A PORT=([oxiserve]=18330 [triton]=18340)
 WORK=$(mktemp -d -t grpc-http-bench.XXXXXX)
 SERVER_PID=

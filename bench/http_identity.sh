@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# HTTP benchmark of the identity model (KServe v2 JSON over HTTP/1.1, wrk) against:
+# HTTP benchmark of the identity model (KServe v2 JSON over HTTP/1.1, load from oxiserve-perf)
+# against:
 #   ceiling  - bench/ceiling: bare axum server that only parses the JSON and echoes it back
+#              (and answers the model's metadata and configuration, static, for oxiserve-perf)
 #   oxiserve - target/release/oxiserve serving an identity-backend model
 #   triton   - real Triton (/work/shared/tools/real-triton.sh) serving a Python identity model
-# Each target in turn: build, start, wait for readiness, check one answer, warm up, then wrk
-# at each concurrency RUNS times; finally bench/results/http_identity.md gets medians and ratios.
+# Each target in turn: build, start, wait for readiness, check one answer, warm up, then one
+# oxiserve-perf window (crates/perf; one request in flight per connection, the values of
+# bench/data/identity_fp32_1x16.json as JSON) at each concurrency RUNS times; finally
+# bench/results/http_identity.md gets medians and ratios.
 #
 #   TARGETS="ceiling oxiserve triton" RUNS=3 DURATION=10s bench/http_identity.sh
+#
+# Settings (environment): TARGETS, RUNS (3), DURATION (10s), WARMUP (3s), CONCURRENCY (1 8 64),
+# READY_TIMEOUT (300 s), BUILD (1: cargo build oxiserve-perf and the targets first; 0: use the
+# binaries as they are), RESULTS (bench/results/http_identity.md).
 #
 # A target that fails to build or start is reported in the results, not fatal.
 # Ports: 18300 (ceiling), 18310-18312 (oxiserve), 18320-18322 (triton).
@@ -19,9 +27,9 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}
 CONCURRENCY=${CONCURRENCY:-1 8 64}
 READY_TIMEOUT=${READY_TIMEOUT:-300}
+BUILD=${BUILD:-1}
 RESULTS=${RESULTS:-bench/results/http_identity.md}
-export BODY_FILE=bench/wrk/identity_fp32_1x16.json
-LUA=bench/wrk/post_json.lua
+BODY_FILE=bench/data/identity_fp32_1x16.json
 TRITON_SH=/work/shared/tools/real-triton.sh
 declare -A PORT=([ceiling]=18300 [oxiserve]=18310 [triton]=18320)
 declare -A STATUS=() CMD=() VERSION=() BUSY=()
@@ -42,14 +50,15 @@ log() { echo "[bench] $*" >&2; }
 # --- model repositories: the same config, backend "identity" or "python" -----------------
 . bench/lib/common.sh
 make_identity_repos "$WORK"
-
-command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
+perf_data "$BODY_FILE" "$WORK/data.json"
 
 # --- per-target build, start command, readiness -------------------------------------------
 build() { # TARGET
   case $1 in
-    ceiling) cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml ;;
-    oxiserve) cargo build --release --locked --bin oxiserve ;;
+    ceiling) if [ "$BUILD" = 1 ]; then cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml; fi
+      [ -x bench/ceiling/target/release/ceiling ] ;;
+    oxiserve) if [ "$BUILD" = 1 ]; then cargo build --release --locked --bin oxiserve; fi
+      [ -x target/release/oxiserve ] ;;
     triton) [ -f "$TRITON_SH" ] ;;
   esac
 }
@@ -83,9 +92,13 @@ EOF
 
 # --- benchmark ------------------------------------------------------------------------------
 echo -e "target\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx" >"$WORK/runs.tsv"
-wrk_cmd() { # CONNS PORT DURATION
-  echo "wrk -t$(($1 < 2 ? $1 : 2)) -c$1 -d$3 -s $LUA http://127.0.0.1:$2/v2/models/identity/infer"
+PERF_ARGS="--input-data $WORK/data.json --input-tensor-format json --output-tensor-format json"
+run_load() { # CONNS PORT DURATION
+  # shellcheck disable=SC2086
+  perf_point identity "$2" "$1" "$3" $PERF_ARGS
 }
+max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 for t in $TARGETS; do
   [ -n "${PORT[$t]:-}" ] || { log "unknown target '$t'"; exit 2; }
   set_cmd "$t"
@@ -102,14 +115,13 @@ for t in $TARGETS; do
     log "${STATUS[$t]}"; stop_server; continue
   fi
   VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
-  max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
   log "$t: warm-up ($WARMUP at $max_conns connections)"
-  $(wrk_cmd "$max_conns" "${PORT[$t]}" "$WARMUP") >/dev/null || true
+  run_load "$max_conns" "${PORT[$t]}" "$WARMUP" >/dev/null
   STATUS[$t]=ok
   for c in $CONCURRENCY; do
     for r in $(seq "$RUNS"); do
-      out=$($(wrk_cmd "$c" "${PORT[$t]}" "$DURATION") | grep '^RESULT ' || true)
-      [ -n "$out" ] || { STATUS[$t]="ok, except: wrk gave no result at $c connections, run $r"; continue; }
+      out=$(run_load "$c" "${PORT[$t]}" "$DURATION" | grep '^RESULT ' || true)
+      [ -n "$out" ] || { STATUS[$t]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
       log "$t c=$c run $r: $out"
       for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
       echo -e "$t\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx" >>"$WORK/runs.tsv"
@@ -135,7 +147,7 @@ for t in ceiling oxiserve triton; do
   for c in $CONCURRENCY; do RPS[$t/$c]=$(median "$t" "$c" rps); P50[$t/$c]=$(median "$t" "$c" p50_us); done
 done
 lo=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | head -n 1)
-hi=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
+hi=$max_conns
 complete=yes
 for t in ceiling oxiserve triton; do [[ ${STATUS[$t]:-} == ok* ]] || complete=no; done
 
@@ -148,16 +160,17 @@ mkdir -p "$(dirname "$RESULTS")"
     echo
   fi
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers and wrk share the CPUs, nothing pinned"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up; wrk threads = min(connections, 2); keep-alive; one request body for all: \`$BODY_FILE\` (FP32 [1,16])"
-  echo "- At 1 connection, latency depends on whether the scheduler puts wrk and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers and oxiserve-perf share the CPUs, nothing pinned"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $hi connections; C keep-alive connections with one request in flight each; the same request for all targets: JSON, INPUT0 FP32 [1,16] with the values of \`$BODY_FILE\`, JSON output (oxiserve-perf reads \`GET /v2/models/identity\` and \`/config\` first; the ceiling answers them with static JSON)"
+  echo "- At 1 connection, latency depends on whether the scheduler puts oxiserve-perf and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)'), Triton ${VERSION[triton]:-?} (Python backend), ceiling axum $(awk '/^name = "axum"/ { getline; print $3 }' bench/ceiling/Cargo.lock | tr -d '"')"
   echo
   echo "## Commands"
   echo
   echo '```sh'
-  echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION bench/http_identity.sh"
-  echo "# builds"
+  echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP CONCURRENCY=\"$CONCURRENCY\" BUILD=$BUILD bench/http_identity.sh"
+  echo "# builds$([ "$BUILD" = 1 ] || echo ' (not run: BUILD=0)')"
+  echo "cargo build --release --locked -p oxiserve-perf"
   echo "cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml"
   echo "cargo build --release --locked --bin oxiserve"
   echo "# servers, one at a time (REPO_*: temporary model repositories, see below)"
@@ -165,7 +178,8 @@ mkdir -p "$(dirname "$RESULTS")"
     set_cmd "$t"; echo "${CMD[$t]}" | sed "s|$WORK/repo-oxiserve|\$REPO_OXISERVE|; s|$WORK/repo-triton|\$REPO_TRITON|"
   done
   echo "# load: port P = ${PORT[ceiling]}, ${PORT[oxiserve]}, ${PORT[triton]}; connections C = $CONCURRENCY; warm-up first: the same at C = $hi for $WARMUP"
-  echo "BODY_FILE=$BODY_FILE wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION -s $LUA http://127.0.0.1:\$P/v2/models/identity/infer"
+  echo "# \$DATA: $BODY_FILE's values as oxiserve-perf input data: $(cat "$WORK/data.json")"
+  echo "$PERF -m identity -u 127.0.0.1:\$P -i http --concurrency-range \$C ${PERF_ARGS//$WORK\/data.json/\$DATA} -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
   echo '```'
   echo
   echo "Model \`identity\` (\$REPO_OXISERVE with \`backend: \"identity\"\`, \$REPO_TRITON with \`backend: \"python\"\` and a \`1/model.py\` that returns INPUT0 as OUTPUT0 through \`pb_utils\`):"

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Cost of oxiserve's latency histograms (on by default) on the request path:
-# the identity model over HTTP (the same model, body and wrk script as
-# http_identity.sh) at 64 connections, against oxiserve with and without
+# the identity model over HTTP (the same model and request as http_identity.sh:
+# KServe v2 JSON, the values of bench/data/identity_fp32_1x16.json) at 64
+# connections, load from oxiserve-perf (crates/perf, one request in flight per
+# connection), against oxiserve with and without
 # --metrics-config=histogram_latencies=false. Each run starts a fresh server,
 # warms it up and measures it; runs alternate (on, off, off, on, ...) so that
-# drift in the machine's load hits both alike. bench/results/metrics_overhead.md
-# gets the medians, the difference and every run.
+# drift in the machine's load hits both alike. Besides req/s and latency, the
+# server's CPU time per request: its user + system time (/proc/PID/stat) over the
+# whole oxiserve-perf run / the requests oxiserve-perf sent in it.
+# bench/results/metrics_overhead.md gets the medians, the difference and every run.
 #
 #   RUNS=7 DURATION=10s CONNS=64 bench/metrics_overhead.sh
+#
+# Settings (environment): RUNS (7), DURATION (10s), WARMUP (3s), CONNS (64), BUILD (1: cargo
+# build the release oxiserve and oxiserve-perf first; 0: use them as they are), RESULTS
+# (bench/results/metrics_overhead.md).
 #
 # Ports: 18680-18682 (histograms on), 18690-18692 (histograms off).
 set -euo pipefail
@@ -17,9 +25,9 @@ RUNS=${RUNS:-7}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}
 CONNS=${CONNS:-64}
+BUILD=${BUILD:-1}
 RESULTS=${RESULTS:-bench/results/metrics_overhead.md}
-export BODY_FILE=bench/wrk/identity_fp32_1x16.json
-LUA=bench/wrk/post_json.lua
+BODY_FILE=bench/data/identity_fp32_1x16.json
 declare -A PORT=([on]=18680 [off]=18690) FLAGS=([on]="" [off]="--metrics-config=histogram_latencies=false")
 declare -A PID=() CMD=()
 
@@ -38,9 +46,10 @@ TICK=$(getconf CLK_TCK)
 
 . bench/lib/common.sh
 make_identity_repos "$WORK"
+perf_data "$BODY_FILE" "$WORK/data.json"
 
-command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
-cargo build --release --locked --bin oxiserve
+if [ "$BUILD" = 1 ]; then cargo build --release --locked --bin oxiserve; fi
+ensure_perf "$BUILD"
 
 for mode in on off; do
   p=${PORT[$mode]}
@@ -58,20 +67,23 @@ start_server() { # MODE: starts it and waits until it is ready
 }
 scrape() { curl -s "http://127.0.0.1:$((PORT[$1] + 2))/metrics"; }
 
-wrk_cmd() { # PORT DURATION
-  echo "wrk -t2 -c$CONNS -d$2 -s $LUA http://127.0.0.1:$1/v2/models/identity/infer"
+PERF_ARGS="--input-data $WORK/data.json --input-tensor-format json --output-tensor-format json"
+run_load() { # PORT DURATION
+  # shellcheck disable=SC2086
+  perf_point identity "$1" "$CONNS" "$2" $PERF_ARGS
 }
 echo -e "mode\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx\tother_busy\tcpu_us" >"$WORK/runs.tsv"
 CHECKS=()
 for r in $(seq "$RUNS"); do
   order="on off"; [ $((r % 2)) = 0 ] && order="off on"
   for mode in $order; do
-    # A fresh server per run, alone with wrk (and whatever else runs here).
+    # A fresh server per run, alone with oxiserve-perf (and whatever else runs here).
     busy=$(cpu_busy)
     start_server "$mode"
-    $(wrk_cmd "${PORT[$mode]}" "$WARMUP") >/dev/null
+    run_load "${PORT[$mode]}" "$WARMUP" >/dev/null
     t0=$(cpu_ticks "${PID[$mode]}")
-    out=$($(wrk_cmd "${PORT[$mode]}" "$DURATION") | grep '^RESULT ')
+    out=$(run_load "${PORT[$mode]}" "$DURATION" | grep '^RESULT ') ||
+      { log "$mode run $r: oxiserve-perf gave no result"; exit 1; }
     t1=$(cpu_ticks "${PID[$mode]}")
     for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
     # The server's CPU time per request: less sensitive to other load than req/s.
@@ -99,20 +111,21 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "# Cost of the latency histograms: identity model over HTTP, $CONNS connections"
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), Linux $(uname -r); the server and wrk share the CPUs; *CPUs busy before* is the share other processes kept busy in the 2 s before each run"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per setting, each on a fresh server after a $WARMUP warm-up, alternating (on, off, off, on, ...); \`$BODY_FILE\` (FP32 [1,16])"
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), Linux $(uname -r); the server and oxiserve-perf share the CPUs; *CPUs busy before* is the share other processes kept busy in the 2 s before each run"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per setting, each on a fresh server after a $WARMUP warm-up window, alternating (on, off, off, on, ...); $CONNS keep-alive connections with one request in flight each; JSON, INPUT0 FP32 [1,16] with the values of \`$BODY_FILE\`, JSON output"
   echo "- Version: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
   echo
   echo "## Commands"
   echo
   echo '```sh'
-  echo "RUNS=$RUNS DURATION=$DURATION CONNS=$CONNS bench/metrics_overhead.sh"
-  echo "cargo build --release --locked --bin oxiserve"
+  echo "RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP CONNS=$CONNS BUILD=$BUILD bench/metrics_overhead.sh"
+  echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "# per run, one of (\$REPO: one model 'identity', backend \"identity\", as in http_identity.sh)"
   for mode in on off; do echo "${CMD[$mode]}"; done
-  echo "# then, P = ${PORT[on]} (on) or ${PORT[off]} (off): warm-up, measure"
-  echo "BODY_FILE=$BODY_FILE $(wrk_cmd '$P' "$WARMUP")"
-  echo "BODY_FILE=$BODY_FILE $(wrk_cmd '$P' "$DURATION")"
+  echo "# then, P = ${PORT[on]} (on) or ${PORT[off]} (off): warm-up (D = ${WARMUP%s}000), measure (D = ${DURATION%s}000)"
+  echo "# \$DATA: $BODY_FILE's values as oxiserve-perf input data: $(cat "$WORK/data.json")"
+  echo "$PERF -m identity -u 127.0.0.1:\$P -i http --concurrency-range $CONNS ${PERF_ARGS//$WORK\/data.json/\$DATA} -p \$D -r 1 --json run.json"
   echo '```'
   echo
   echo "## Results (medians of $RUNS runs)"
@@ -125,7 +138,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo
   echo "- req/s with histograms vs without: $(change "$(median on rps)" "$(median off rps)")"
   echo "- p50 with histograms vs without: $(change "$(median on p50_us)" "$(median off p50_us)")"
-  echo "- server CPU time per request with histograms vs without: $(change "$(median on cpu_us)" "$(median off cpu_us)") (user + system time of the server process during the measured run, from /proc/PID/stat, divided by the requests wrk completed)"
+  echo "- server CPU time per request with histograms vs without: $(change "$(median on cpu_us)" "$(median off cpu_us)") (user + system time of the server process over the whole measuring oxiserve-perf run, from /proc/PID/stat, divided by the requests oxiserve-perf sent in it)"
   echo "- Check after each run (warm-up included): the histograms' \`_count\` equals the successes counted; none without histograms:"
   for check in "${CHECKS[@]}"; do echo "  - $check"; done
   echo

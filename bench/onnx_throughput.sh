@@ -15,17 +15,18 @@
 #   server   target/release/oxiserve serving the model: max_batch_size MAX_BATCH,
 #            dynamic_batching { max_queue_delay_microseconds: QUEUE_DELAY_US },
 #            instance_group [{ count: COUNT, kind: KIND_CPU }], intra_op_thread_count INTRA;
-#            wrk POSTing one row per request (KServe v2, binary tensor extension,
-#            bench/onnx/post_binary.lua) at CONCURRENCY connections: rows/s (= req/s), p50,
-#            p99, the average executed batch (GET /v2/models/<m>/stats: inference_count /
-#            execution_count over the run), the CPU time of wrk (/usr/bin/time) and of the server
-#            (/proc/PID/stat) over each run
+#            oxiserve-perf (crates/perf) sending one row per request (KServe v2, binary tensor
+#            extension: the row of make_models.py's request body, binary output) at CONCURRENCY
+#            connections, one request in flight each: rows/s (= req/s), p50, p99, the average
+#            executed batch (GET /v2/models/<m>/stats: inference_count / execution_count over the
+#            run), the CPU time of oxiserve-perf (its own user + system time, /proc/self/stat) and
+#            of the server (/proc/PID/stat) over each oxiserve-perf run
 # Headline: server rows/s at its best concurrency / raw rows/s at the best batch size; the goal
 # is >= 0.90. Results: bench/results/onnx_throughput.md (medians of RUNS runs, and every run).
 # Raw and server runs alternate (raw run 1 of every batch size, server run 1 of every concurrency,
 # raw run 2, ...; the server is started before and idles during raw runs), so that changes in
-# the machine's speed hit both alike. wrk and the server share the CPUs (nothing pinned); raw
-# runs alone.
+# the machine's speed hit both alike. oxiserve-perf and the server share the CPUs (nothing
+# pinned); raw runs alone.
 #
 #   bench/onnx_throughput.sh                                              # 3 runs x 10 s
 #   BUILD=0 RUNS=1 DURATION=2s RAW_DURATION=1 RESULTS=/tmp/ot.md bench/onnx_throughput.sh   # quick
@@ -35,7 +36,8 @@
 # CONCURRENCY (1 8 32 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), MEM_ARENA (unset: no
 # enable_mem_arena parameter; 1 or 0: the server's config gets that value), SPINNING (unset: the
 # server's default; 1 or 0: session.intra_op.allow_spinning), READY_TIMEOUT (120 s),
-# BUILD (1: cargo build the release oxiserve first; 0: use the binary as it is), OXISERVE_BIN
+# BUILD (1: cargo build the release oxiserve and oxiserve-perf first; 0: use the binaries as they
+# are), OXISERVE_BIN
 # (target/release/oxiserve), OXISERVE_ARGS (extra server flags), PYTHON (.venv/bin/python),
 # RESULTS (bench/results/onnx_throughput.md).
 # Ports: 18440-18442.
@@ -60,7 +62,6 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 OXISERVE_ARGS=${OXISERVE_ARGS:-}
 PYTHON=${PYTHON:-.venv/bin/python}
 RESULTS=${RESULTS:-bench/results/onnx_throughput.md}
-LUA=bench/onnx/post_binary.lua
 PORT=18440
 declare -A DIMS=([mlp]="1024" [encoder]="64, 256") ODIMS=([mlp]="256" [encoder]="64, 256")
 declare -A STATUS=() BUSY=() OVERHEAD=() DESC=()
@@ -72,16 +73,14 @@ WORK=$(mktemp -d -t onnx-throughput-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
-ensure_wrk
-[ -x /usr/bin/time ] || { apt-get update && apt-get install -y time; }
 TICK=$(getconf CLK_TCK)
-secs() { local d=$1; case $d in *ms) awk -v v="${d%ms}" 'BEGIN { print v / 1000 }' ;; *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *) echo "$d" ;; esac; }
-DURATION_S=$(secs "$DURATION")
 
 # --- models, request bodies, reference outputs ------------------------------------------------
 log "models: $PYTHON bench/onnx/make_models.py \$WORK/data"
 "$PYTHON" bench/onnx/make_models.py "$WORK/data" >"$WORK/models.txt"
 while IFS= read -r line; do DESC[${line%%:*}]=${line#*: }; done <"$WORK/models.txt"
+# oxiserve-perf's input data: the row of each request body (the same FP32 values, sent as binary)
+for m in $MODELS; do perf_data "$WORK/data/$m.body" "$WORK/data/$m.data.json" "$(cat "$WORK/data/$m.hlen")"; done
 
 model_repo() { # MODEL SETUP -> repository folder
   local dir=$WORK/repo-$1-$2 count=${2%x*} intra=${2#*x}
@@ -113,10 +112,12 @@ wait_ready() { # MODEL: server ready, model ready, right answer
   echo "$out"
 }
 proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo -; }
-run_wrk() { # CONNS DURATION MODEL TIMEFILE
-  BODY_FILE="$WORK/data/$3.body" HEADER_LEN=$(cat "$WORK/data/$3.hlen") \
-    /usr/bin/time -f 'TIME %U %S' -o "$4" \
-    wrk -t$(($1 < 2 ? $1 : 2)) -c"$1" -d"$2" --timeout 30s -s "$LUA" "http://127.0.0.1:$PORT/v2/models/$3/infer"
+perf_args() { # MODEL: how oxiserve-perf sends the model's requests
+  echo "--input-data $WORK/data/$1.data.json --input-tensor-format binary --output-tensor-format binary"
+}
+run_load() { # CONNS DURATION MODEL
+  # shellcheck disable=SC2046
+  perf_point "$3" "$PORT" "$1" "$2" $(perf_args "$3")
 }
 
 # --- benchmark ----------------------------------------------------------------------------------
@@ -125,8 +126,9 @@ if [ "$BUILD" = 1 ]; then
   cargo build --release --locked --bin oxiserve >"$WORK/build.log" 2>&1 ||
     { log "build failed: $(tail -n 5 "$WORK/build.log")"; BUILD_FAILED=1; }
 fi
+ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
 echo -e "model\tsetup\tbatch\trun\trows_per_s\tcalls\tcall_p50_us\tcall_p99_us" >"$WORK/raw.tsv"
-echo -e "model\tsetup\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx\tinferences\texecutions\tbatch\twrk_cores\tserver_cores" >"$WORK/runs.tsv"
+echo -e "model\tsetup\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx\tinferences\texecutions\tbatch\tperf_cores\tserver_cores" >"$WORK/runs.tsv"
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
 raw_run() { # MODEL SETUP RUN: one raw_ort.py run of every batch size into raw.tsv
   local m=$1 s=$2 r=$3 k=$1/$2 out=$WORK/raw.$1.$2.$3.out
@@ -165,7 +167,7 @@ for m in $MODELS; do
         STATUS[$k]="answer before the load: $why"
         LIBRARY=$(grep -o 'onnxruntime backend: loaded .*' "$WORK/server.$m.$s.log" | head -n 1 | sed 's/.*loaded //')
         log "$k: $why; warm-up ($WARMUP at $max_conns connections)"
-        run_wrk "$max_conns" "$WARMUP" "$m" "$WORK/time.txt" >/dev/null || true
+        run_load "$max_conns" "$WARMUP" "$m" >/dev/null
       fi
     fi
     # runs alternate: raw (every batch size), then the server (every concurrency), RUNS times
@@ -175,9 +177,9 @@ for m in $MODELS; do
       [ -n "$server" ] || continue
       for c in $CONCURRENCY; do
         before=$(model_counts "$PORT" "$m"); t0=$(proc_ticks "$SERVER_PID")
-        out=$(run_wrk "$c" "$DURATION" "$m" "$WORK/time.txt" | grep '^RESULT ' || true)
+        out=$(run_load "$c" "$DURATION" "$m" | grep '^RESULT ' || true)
         t1=$(proc_ticks "$SERVER_PID"); after=$(model_counts "$PORT" "$m")
-        [ -n "$out" ] || { STATUS[$k]="${STATUS[$k]}; wrk gave no result at $c connections, run $r"; continue; }
+        [ -n "$out" ] || { STATUS[$k]="${STATUS[$k]}; oxiserve-perf gave no result at $c connections, run $r"; continue; }
         for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done # rps=.. p50_us=.. ...
         read -r i0 e0 <<<"${before:-- -}"; read -r i1 e1 <<<"${after:-- -}"
         if [[ $i0$e0$i1$e1 =~ ^[0-9]+$ ]] && [ $((e1 - e0)) -gt 0 ]; then
@@ -185,10 +187,10 @@ for m in $MODELS; do
         else
           inf=– exe=– batch=–
         fi
-        wrk_cores=$(awk -v d="$duration_s" '/^TIME / { printf "%.2f", ($2 + $3) / d }' "$WORK/time.txt")
+        perf_cores=$(awk -v c="$tool_cpu_s" -v d="$duration_s" 'BEGIN { printf "%.2f", c / d }')
         server_cores=$([[ $t0$t1 =~ ^[0-9]+$ ]] && awk -v a="$t0" -v b="$t1" -v t="$TICK" -v d="$duration_s" 'BEGIN { printf "%.2f", (b - a) / t / d }' || echo –)
-        log "$k c=$c run $r: $out batch=$batch wrk_cores=$wrk_cores server_cores=$server_cores"
-        echo -e "$m\t$s\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx\t$inf\t$exe\t$batch\t${wrk_cores:-–}\t$server_cores" >>"$WORK/runs.tsv"
+        log "$k c=$c run $r: $out batch=$batch perf_cores=$perf_cores server_cores=$server_cores"
+        echo -e "$m\t$s\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx\t$inf\t$exe\t$batch\t$perf_cores\t$server_cores" >>"$WORK/runs.tsv"
       done
     done
     [ -n "$server" ] || continue
@@ -250,9 +252,9 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "An MLP and a transformer-style encoder served by oxiserve's \`onnxruntime\` backend with dynamic batching, one row per request, against the same models run by ONNX Runtime directly (Python \`session.run\` back to back, same ONNX Runtime version and threads, best batch size), in the same run. Goal: the server reaches >= 90% of the raw throughput."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r). The server and wrk share the CPUs, nothing pinned; the raw baseline runs alone (no HTTP, no load generator; the server idles meanwhile), so the server is at a disadvantage by the CPU time wrk and HTTP take (columns *wrk cores* and *server cores*)."
+  echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r). The server and oxiserve-perf share the CPUs, nothing pinned; the raw baseline runs alone (no HTTP, no load generator; the server idles meanwhile), so the server is at a disadvantage by the CPU time oxiserve-perf and HTTP take (columns *perf cores* and *server cores*)."
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)') (\`$OXISERVE_BIN\`, built $(date -u -r "$OXISERVE_BIN" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')); the server loaded \`$(sed "s|$PWD/||" <<<"${LIBRARY:-?}")\`; the raw baseline ran ${RAW_VERSION:-?} ($(pyver "$PYTHON")) — the same \`onnxruntime==1.31.1\` wheel: its Python binding (\`capi/onnxruntime_pybind11_state*.so\`) has ONNX Runtime compiled in, the server \`dlopen\`s the wheel's \`capi/libonnxruntime.so.1.31.1\`: same version and build, not the same file"
-  echo "- Load: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2), $RUNS runs of $DURATION per point after a $WARMUP warm-up at $max_conns connections; wrk threads = min(connections, 2); keep-alive; the same one-row request sent over and over; *wrk cores* = wrk's user + system CPU time (\`/usr/bin/time\`) / duration, *server cores* = the server's (\`/proc/PID/stat\`) / duration"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections; C keep-alive connections with one request in flight each; the same one-row request sent over and over (the input row of make_models.py's request body, binary tensor extension, binary output asked for with \`binary_data_output\`); *perf cores* = oxiserve-perf's user + system CPU time (its own report, from \`/proc/self/stat\`) / its wall time, *server cores* = the server's CPU time (\`/proc/PID/stat\`) over the same oxiserve-perf run / that wall time"
   echo "- Raw baseline: \`bench/onnx/raw_ort.py\`, per setup COUNTxINTRA: COUNT sessions with \`intra_op_num_threads\` = INTRA, \`inter_op_num_threads\` = 1, sequential execution, all graph optimizations, CPU provider, each run back to back by its own Python thread on a fixed random batch; $RUNS runs of ${RAW_DURATION} s per batch size after a short warm-up (one \`raw_ort.py --runs 1\` per run), alternating with the server's runs: raw run 1, server run 1 (every concurrency), raw run 2, ...; *call* latencies are of one \`session.run\`"
   echo "- Average batch: (inference_count after - before) / (execution_count after - before) of \`GET /v2/models/<m>/stats\` around each run"
   echo
@@ -284,15 +286,16 @@ mkdir -p "$(dirname "$RESULTS")"
   cmd "\$WORK/repo-\$M-\$S"
   echo "$PYTHON bench/onnx/check_answer.py $PORT \$M \$WORK/data   # before and after the load"
   echo "# warm-up: the same at C = $max_conns for $WARMUP; around each run: curl -s http://127.0.0.1:$PORT/v2/models/\$M/stats"
-  echo "BODY_FILE=\$WORK/data/\$M.body HEADER_LEN=\$(cat \$WORK/data/\$M.hlen) /usr/bin/time -f 'TIME %U %S' \\"
-  echo "  wrk -t\$((C < 2 ? C : 2)) -c\$C -d$DURATION --timeout 30s -s $LUA http://127.0.0.1:$PORT/v2/models/\$M/infer   # C = $CONCURRENCY"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "# \$WORK/data/\$M.data.json: the input row of \$WORK/data/\$M.body as oxiserve-perf input data (perf_data in bench/lib/common.sh)"
+  echo "$PERF -m \$M -u 127.0.0.1:$PORT -i http --concurrency-range \$C $(perf_args '$M') -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
   echo '```'
   echo
   echo "Models (\`bench/onnx/make_models.py\`, seed 0):"
   echo
   for m in $MODELS; do echo "- $m: ${DESC[$m]:-?}"; done
   echo
-  echo "Request (mlp; the JSON header, then the row's $(($(wc -c <"$WORK/data/mlp.body") - $(cat "$WORK/data/mlp.hlen"))) bytes of little-endian FP32; \`Inference-Header-Content-Length: $(cat "$WORK/data/mlp.hlen")\`):"
+  echo "Request (mlp): make_models.py's body, which check_answer.py sends, is the JSON header below, then the row's $(($(wc -c <"$WORK/data/mlp.body") - $(cat "$WORK/data/mlp.hlen"))) bytes of little-endian FP32 (\`Inference-Header-Content-Length: $(cat "$WORK/data/mlp.hlen")\`); oxiserve-perf sends the same row the same way, its header asking for binary output with \`\"parameters\":{\"binary_data_output\":true}\` instead of per output:"
   echo
   echo '```json'
   head -c "$(cat "$WORK/data/mlp.hlen")" "$WORK/data/mlp.body"; echo
@@ -321,11 +324,11 @@ mkdir -p "$(dirname "$RESULTS")"
   echo
   echo "## Server (medians of $RUNS runs)"
   echo
-  echo "| model | setup | connections | rows/s | server/raw best | p50 µs | p90 µs | p99 µs | avg batch | wrk cores | server cores | errors + non-2xx |"
+  echo "| model | setup | connections | rows/s | server/raw best | p50 µs | p90 µs | p99 µs | avg batch | perf cores | server cores | errors + non-2xx |"
   echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for m in $MODELS; do for s in $SETUPS; do for c in $CONCURRENCY; do
     key="model=$m,setup=$s,conns=$c" rps=$(median "$WORK/runs.tsv" "model=$m,setup=$s,conns=$c" rps)
-    echo "| $m | $s | $c | $(or_dash "$rps") | $(ratio "$rps" "${RAW[$m/$s]:-}") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p50_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p90_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p99_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" batch %.2f)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" wrk_cores %.2f)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" server_cores %.2f)") | $(total_errors "$m" "$s" "$c") |"
+    echo "| $m | $s | $c | $(or_dash "$rps") | $(ratio "$rps" "${RAW[$m/$s]:-}") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p50_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p90_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" p99_us)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" batch %.2f)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" perf_cores %.2f)") | $(or_dash "$(median "$WORK/runs.tsv" "$key" server_cores %.2f)") | $(total_errors "$m" "$s" "$c") |"
   done; done; done
   echo
   echo "## Status"
@@ -344,7 +347,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo
   echo "Server:"
   echo
-  echo "| model | setup | connections | run | rows/s | p50 µs | p90 µs | p99 µs | errors | non-2xx | inferences | executions | avg batch | wrk cores | server cores |"
+  echo "| model | setup | connections | run | rows/s | p50 µs | p90 µs | p99 µs | errors | non-2xx | inferences | executions | avg batch | perf cores | server cores |"
   echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   tail -n +2 "$WORK/runs.tsv" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
 } | repo_path >"$RESULTS"

@@ -14,10 +14,12 @@
 #            `dyn` (max_batch_size MAX_BATCH, dynamic_batching { max_queue_delay_microseconds:
 #            QUEUE_DELAY_US }) and `nodyn` (max_batch_size MAX_BATCH, no batcher), each with
 #            instance_group [{ count: COUNT, kind: KIND_CPU }] and INTRA_OP_THREAD_COUNT INTRA;
-#            wrk POSTing one row per request (KServe v2, binary tensor extension) at
-#            CONCURRENCY connections: rows/s, p50, p99, the average executed batch
-#            (GET /v2/models/<m>/stats) and the CPUs the server (/proc/PID/stat) and wrk
-#            (/usr/bin/time) used over the run. wrk and the server share the CPUs.
+#            oxiserve-perf (crates/perf) sending one row per request (KServe v2, binary tensor
+#            extension: the row of make_model.py's request body, binary output) at CONCURRENCY
+#            connections, one request in flight each: rows/s, p50, p99, the average executed
+#            batch (GET /v2/models/<m>/stats) and the CPUs the server (/proc/PID/stat) and
+#            oxiserve-perf (its own user + system time, /proc/self/stat) used over each
+#            oxiserve-perf run. oxiserve-perf and the server share the CPUs.
 # The server's answer is checked against Python torch before and after the load.
 #
 #   bench/pytorch_throughput.sh                                          # 10 s per point
@@ -25,7 +27,8 @@
 #
 # Settings (environment): SETUPS (2x1 1x2), DURATION (10s), WARMUP (3s), RAW_DURATION (5),
 # RAW_BATCHES (1 8 32 64), CONCURRENCY (1 4 16 64), MAX_BATCH (64), QUEUE_DELAY_US (1000),
-# BUILD (1: build the release binary first), OXISERVE_BIN (target/release/oxiserve),
+# BUILD (1: build the release binary (with the pytorch feature) and oxiserve-perf first; 0: use
+# them as they are), OXISERVE_BIN (target/release/oxiserve),
 # PYTHON (.venv/bin/python), RESULTS (bench/results/pytorch_throughput.md). Ports: 18450-18452.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +46,6 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 RESULTS=${RESULTS:-bench/results/pytorch_throughput.md}
 PORT=18450
-LUA=bench/onnx/post_binary.lua
 
 WORK=$(mktemp -d -t pytorch-throughput-bench.XXXXXX)
 SERVER_PID=
@@ -52,8 +54,6 @@ trap 'stop_server; rm -rf "$WORK"' EXIT
 log() { echo "[$(date +%T)] $*" >&2; }
 
 . bench/lib/common.sh
-ensure_wrk
-[ -x /usr/bin/time ] || { apt-get update && apt-get install -y time; }
 
 if [ "$BUILD" = 1 ]; then
   LIBTORCH="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch"
@@ -61,7 +61,10 @@ if [ "$BUILD" = 1 ]; then
   log "cargo build --release --locked --bin oxiserve --features oxiserve/pytorch"
   cargo build --release --locked --bin oxiserve --features oxiserve/pytorch
 fi
+ensure_perf "$BUILD"
 TORCH=$("$PYTHON" bench/pytorch/make_model.py "$WORK/data")
+# oxiserve-perf's input data: the row of the request body (the same FP32 values, sent as binary)
+perf_data "$WORK/data/mlp.body" "$WORK/data/mlp.data.json" "$(cat "$WORK/data/mlp.hlen")"
 
 repo() { # SETUP -> a repository with `dyn` and `nodyn`
   local dir=$WORK/repo-$1 count=${1%x*} intra=${1#*x}
@@ -85,10 +88,10 @@ CFG
 TICK=$(getconf CLK_TCK)
 proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 cores() { awk -v a="$1" -v b="$2" -v t="$TICK" -v d="$3" 'BEGIN { printf "%.2f", (b - a) / t / d }'; }
-run_wrk() { # CONNS DURATION MODEL [TIMEFILE]
-  BODY_FILE="$WORK/data/mlp.body" HEADER_LEN=$(cat "$WORK/data/mlp.hlen") \
-    /usr/bin/time -f 'TIME %U %S' -o "${4:-/dev/null}" wrk -t$(($1 < 2 ? $1 : 2)) -c"$1" -d"$2" --timeout 30s -s "$LUA" \
-    "http://127.0.0.1:$PORT/v2/models/$3/infer" | grep '^RESULT ' || true
+PERF_ARGS="--input-data $WORK/data/mlp.data.json --input-tensor-format binary --output-tensor-format binary"
+run_load() { # CONNS DURATION MODEL
+  # shellcheck disable=SC2086
+  perf_point "$3" "$PORT" "$1" "$2" $PERF_ARGS
 }
 
 declare -A RAW=() ROWS=() NOTES=() BUSY=()
@@ -107,19 +110,19 @@ for s in $SETUPS; do
   await_ready "$PORT" "$SERVER_PID" 60 dyn nodyn || { log "server failed: $(server_log_tail "$WORK/server.$s.log")"; exit 1; }
   for m in dyn nodyn; do
     NOTES[$s/$m]="before: $("$PYTHON" bench/pytorch/check_answer.py "$PORT" "$m" "$WORK/data")"
-    run_wrk 64 "$WARMUP" "$m" >/dev/null
+    run_load 64 "$WARMUP" "$m" >/dev/null
     for c in $CONCURRENCY; do
       read -r i0 e0 <<<"$(model_counts "$PORT" "$m")"
       t0=$(proc_ticks "$SERVER_PID")
-      out=$(run_wrk "$c" "$DURATION" "$m" "$WORK/time.txt")
+      out=$(run_load "$c" "$DURATION" "$m")
       t1=$(proc_ticks "$SERVER_PID")
       read -r i1 e1 <<<"$(model_counts "$PORT" "$m")"
-      rps=– p50_us=– p99_us=– errors=– non2xx=– duration_s=1
+      rps=– p50_us=– p99_us=– errors=– non2xx=– duration_s=1 tool_cpu_s=0
       for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
-      wrk_cores=$(awk -v d="$duration_s" '/^TIME / { printf "%.2f", ($2 + $3) / d }' "$WORK/time.txt")
+      perf_cores=$(awk -v c="$tool_cpu_s" -v d="$duration_s" 'BEGIN { printf "%.2f", c / d }')
       server_cores=$(cores "$t0" "$t1" "$duration_s")
-      ROWS[$s/$m/$c]="$rps $p50_us $p99_us $(ratio $((i1 - i0)) $((e1 - e0))) $server_cores $wrk_cores $errors $non2xx"
-      log "$s $m c=$c: $out batch=$(ratio $((i1 - i0)) $((e1 - e0))) server_cores=$server_cores wrk_cores=$wrk_cores"
+      ROWS[$s/$m/$c]="$rps $p50_us $p99_us $(ratio $((i1 - i0)) $((e1 - e0))) $server_cores $perf_cores $errors $non2xx"
+      log "$s $m c=$c: $out batch=$(ratio $((i1 - i0)) $((e1 - e0))) server_cores=$server_cores perf_cores=$perf_cores"
     done
     NOTES[$s/$m]="${NOTES[$s/$m]}; after: $("$PYTHON" bench/pytorch/check_answer.py "$PORT" "$m" "$WORK/data")"
   done
@@ -132,6 +135,23 @@ done
   echo "\`bench/pytorch_throughput.sh\` on $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $TORCH (libtorch 2.13.0 in both)."
   echo "Settings: SETUPS=\"$SETUPS\" DURATION=$DURATION RAW_DURATION=$RAW_DURATION MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US."
   echo "Model: traced MLP 512 -> 1024 -> 1024 -> 512 (FP32, 4.2 MFLOP/row); one row per request."
+  echo "Load: oxiserve-perf (crates/perf), one window of $DURATION per point after a $WARMUP warm-up window at 64 connections; C keep-alive connections with one request in flight each; the input row of make_model.py's request body, binary tensor extension, binary output. *Server CPUs*: the server's user + system time (\`/proc/PID/stat\`) over the oxiserve-perf run / its wall time; *perf CPUs*: oxiserve-perf's own (its report, from \`/proc/self/stat\`) / the same wall time."
+  echo
+  echo "## Commands"
+  echo
+  echo '```sh'
+  echo "SETUPS=\"$SETUPS\" DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US BUILD=$BUILD bench/pytorch_throughput.sh"
+  echo "LIBTORCH=\$($PYTHON -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/torch cargo build --release --locked --bin oxiserve --features oxiserve/pytorch$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "$PYTHON bench/pytorch/make_model.py \$WORK/data   # model.pt, the request body, torch's answer (\$WORK: the script's temporary folder)"
+  echo "# per setup S = COUNTxINTRA: the raw baseline, then a fresh server holding dyn and nodyn (\$WORK/repo-\$S)"
+  echo "$PYTHON bench/pytorch/raw_torch.py \$WORK/data/model.pt --threads \$COUNT --intra \$INTRA --batches $(tr ' ' ',' <<<"$RAW_BATCHES") --duration $RAW_DURATION"
+  echo "$OXISERVE_BIN --model-repository=\$WORK/repo-\$S --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))"
+  echo "$PYTHON bench/pytorch/check_answer.py $PORT \$M \$WORK/data   # M = dyn, nodyn; before and after the load"
+  echo "# \$WORK/data/mlp.data.json: the input row of \$WORK/data/mlp.body as oxiserve-perf input data (perf_data in bench/lib/common.sh)"
+  echo "# warm-up: the same at C = 64 for $WARMUP; around each run: curl -s http://127.0.0.1:$PORT/v2/models/\$M/stats"
+  echo "$PERF -m \$M -u 127.0.0.1:$PORT -i http --concurrency-range \$C ${PERF_ARGS//$WORK\//\$WORK/} -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
+  echo '```'
   for s in $SETUPS; do
     echo
     echo "## ${s%x*} instance(s) x ${s#*x} intra-op thread(s)"
@@ -144,14 +164,14 @@ done
     echo "|---$(for _ in $RAW_BATCHES; do printf '|---'; done)|"
     echo "| rows/s | $(for b in $RAW_BATCHES; do printf '%s | ' "${RAW[$s/$b]:-–}"; done | sed 's/ | $//') |"
     echo
-    echo "oxiserve (wrk, one row per request):"
+    echo "oxiserve (oxiserve-perf, one row per request):"
     echo
-    echo "| batcher | connections | rows/s | p50 µs | p99 µs | avg batch | server CPUs | wrk CPUs | errors | non-2xx |"
+    echo "| batcher | connections | rows/s | p50 µs | p99 µs | avg batch | server CPUs | perf CPUs | errors | non-2xx |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     for m in dyn nodyn; do
       for c in $CONCURRENCY; do
-        read -r rps p50 p99 batch server_cores wrk_cores errors non2xx <<<"${ROWS[$s/$m/$c]:-– – – – – – – –}"
-        echo "| $([ $m = dyn ] && echo "dynamic" || echo "off") | $c | $rps | $p50 | $p99 | $batch | $server_cores | $wrk_cores | $errors | $non2xx |"
+        read -r rps p50 p99 batch server_cores perf_cores errors non2xx <<<"${ROWS[$s/$m/$c]:-– – – – – – – –}"
+        echo "| $([ $m = dyn ] && echo "dynamic" || echo "off") | $c | $rps | $p50 | $p99 | $batch | $server_cores | $perf_cores | $errors | $non2xx |"
       done
     done
     echo

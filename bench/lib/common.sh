@@ -194,29 +194,54 @@ await_ready() { # PORT PID TIMEOUT_S MODEL...: GET /v2/health/ready = 200 (polle
       { echo "server ready but model $m not ready"; return 1; }
   done
 }
-ensure_wrk() { command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }; }
 
-# oxiserve-perf (crates/perf), the load generator of the converted benchmarks.
+# oxiserve-perf (crates/perf), the benchmarks' load generator.
 PERF=${PERF:-target/release/oxiserve-perf}
 ensure_perf() { # BUILD(1|0): cargo build the release tool first when 1
   if [ "$1" = 1 ]; then cargo build --release --locked -p oxiserve-perf; fi
   [ -x "$PERF" ]
 }
-perf_data() { # BODY OUT: perf_analyzer's input data file holding a KServe v2 JSON body's values
-  python3 -c 'import json, sys; body = json.load(open(sys.argv[1]))
-json.dump({"data": [{i["name"]: i["data"] for i in body["inputs"]}]}, open(sys.argv[2], "w"))' "$1" "$2"
+perf_data() { # BODY OUT [HEADER_LEN]: perf_analyzer's input data file holding the values of
+  # a KServe v2 JSON body (one entry), of JSON Lines of such bodies (one entry per line, sent in
+  # turn), or, with HEADER_LEN, of a binary tensor extension body (that many bytes of JSON
+  # header, then each FP32 input's raw little-endian bytes)
+  python3 - "$@" <<'PY'
+import array, json, sys
+path, out = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    raw, pos, entry = open(path, "rb").read(), int(sys.argv[3]), {}
+    for i in json.loads(raw[:pos])["inputs"]:
+        assert i["datatype"] == "FP32", f"{i['name']}: {i['datatype']}"
+        size = i["parameters"]["binary_data_size"]
+        a = array.array("f")
+        a.frombytes(raw[pos:pos + size])
+        entry[i["name"]], pos = a.tolist(), pos + size
+    entries = [entry]
+else:
+    text = open(path, encoding="utf-8").read()
+    try:
+        bodies = [json.loads(text)]
+    except ValueError:
+        bodies = [json.loads(line) for line in text.splitlines() if line.strip()]
+    entries = [{i["name"]: i["data"] for i in b["inputs"]} for b in bodies]
+json.dump({"data": entries}, open(out, "w"))
+PY
 }
 perf_point() { # MODEL PORT CONNS DURATION [TOOL ARGS...]: one oxiserve-perf window of DURATION
-  # (seconds, "5s" or "5") at CONNS connections, one request in flight each; prints
-  # "RESULT rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0" (the line of
-  # wrk/post_json.lua), nothing if the tool gave no result
+  # (seconds, "5s" or "5") at CONNS connections, one request in flight each; prints one line
+  # "RESULT requests=.. duration_s=.. rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0
+  # tool_cpu_s=..", nothing if the tool gave no result. rps and the latencies are the window's;
+  # requests (every request the tool sent), duration_s (its wall time) and tool_cpu_s (its user +
+  # system CPU time, /proc/self/stat) span the whole tool process, start-up and the requests
+  # before and after the window included, the span a caller measures the server over.
   local model=$1 port=$2 conns=$3 duration=${4%s} out
   shift 4
   out=$(mktemp)
   "$PERF" -m "$model" -u "127.0.0.1:$port" -i http --concurrency-range "$conns" "$@" \
     -p $((duration * 1000)) -r 1 --json "$out" >/dev/null 2>&1 || true
-  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]; l = p["latency_us"]
-print("RESULT rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0" % (
-    p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"]))' "$out" 2>/dev/null || true
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); t = r["totals"]; p = r["points"][0]; l = p["latency_us"]
+print("RESULT requests=%d duration_s=%.3f rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0 tool_cpu_s=%.2f" % (
+    t["requests_sent"], t["wall_seconds"], p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"],
+    t["tool_cpu_seconds"]))' "$out" 2>/dev/null || true
   rm -f "$out"
 }
