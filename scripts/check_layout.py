@@ -20,8 +20,10 @@ ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
 ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
 # S3 repositories: the core's RepositorySync, no frontend.
 ALLOWED["oxiserve-s3"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
-# The load generator is a client: it shares the vocabulary and the messages only.
-ALLOWED["oxiserve-perf"] = {"oxiserve-types", "oxiserve-proto"}
+# The load generator is a client: it shares the vocabulary, the messages and the
+# configuration's JSON form (analyze over gRPC turns ModelConfig into the JSON that
+# Triton's repository API takes as a config override), nothing of the server.
+ALLOWED["oxiserve-perf"] = {"oxiserve-types", "oxiserve-proto", "oxiserve-config"}
 # Backends (backends/*) see the contract only.
 BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Crates that must stay free of protocol frameworks.
