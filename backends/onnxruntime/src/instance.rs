@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use ort::session::Session;
 use oxiserve_backend::{
-    BackendRequest, BatchOutput, ComputeTiming, ModelInstance, answer_group, group_by_layout,
+    BackendRequest, BatchOutput, ComputeTiming, ModelInstance, execute_grouped,
 };
-use oxiserve_types::{Error, ErrorKind, Result};
+use oxiserve_types::{Error, Result};
 
 use crate::{inputs, outputs};
 
@@ -26,27 +26,8 @@ pub(crate) struct OnnxInstance {
 
 impl ModelInstance for OnnxInstance {
     fn execute(&mut self, requests: Vec<BackendRequest>, timing: &mut ComputeTiming) {
-        let mut live = Vec::with_capacity(requests.len());
-        for request in requests {
-            if request.sink.is_cancelled() {
-                request.sink.respond(Err(Error::new(
-                    ErrorKind::Cancelled,
-                    "request was cancelled",
-                )));
-            } else {
-                live.push(request);
-            }
-        }
-        timing.start_compute();
-        let mut done = Vec::new();
-        for group in group_by_layout(live, self.plan.batching) {
-            let result = self.run(&group);
-            done.push((group, result));
-        }
-        timing.end_compute();
-        for (group, result) in done {
-            answer_group(group, result, self.plan.batching);
-        }
+        let batching = self.plan.batching;
+        execute_grouped(requests, batching, timing, |group| self.run(group));
     }
 }
 

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use oxiserve_backend::{
-    BackendRequest, BatchOutput, ComputeTiming, ModelInstance, answer_group, group_by_layout,
+    BackendRequest, BatchOutput, ComputeTiming, ModelInstance, execute_grouped,
 };
-use oxiserve_types::{Error, ErrorKind, Result};
+use oxiserve_types::{Error, Result};
 use tch::CModule;
 
 use crate::{errors, inputs, outputs, plan::Plan};
@@ -20,28 +20,11 @@ pub(crate) struct TorchInstance {
 
 impl ModelInstance for TorchInstance {
     fn execute(&mut self, requests: Vec<BackendRequest>, timing: &mut ComputeTiming) {
-        let mut live = Vec::with_capacity(requests.len());
-        for request in requests {
-            if request.sink.is_cancelled() {
-                request.sink.respond(Err(Error::new(
-                    ErrorKind::Cancelled,
-                    "request was cancelled",
-                )));
-            } else {
-                live.push(request);
-            }
-        }
-        timing.start_compute();
         tch::jit::set_graph_executor_optimize(self.plan.params.optimized_execution);
-        let mut done = Vec::new();
-        for group in group_by_layout(live, self.plan.batching) {
-            let result = tch::no_grad(|| self.run(&group));
-            done.push((group, result));
-        }
-        timing.end_compute();
-        for (group, result) in done {
-            answer_group(group, result, self.plan.batching);
-        }
+        let batching = self.plan.batching;
+        execute_grouped(requests, batching, timing, |group| {
+            tch::no_grad(|| self.run(group))
+        });
     }
 }
 

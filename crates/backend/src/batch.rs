@@ -1,11 +1,13 @@
 //! For backends that run a batch as one framework call (ONNX Runtime,
-//! PyTorch): group the requests that can share one tensor per input, and
-//! hand each request its rows of the call's outputs.
+//! PyTorch): group the requests that can share one tensor per input, run
+//! each group, and hand each request its rows of the call's outputs.
 
 use bytes::Bytes;
-use oxiserve_types::{DataType, Error, Result, Tensor, element_count, encode_bytes_elements};
+use oxiserve_types::{
+    DataType, Error, ErrorKind, Result, Tensor, element_count, encode_bytes_elements,
+};
 
-use crate::{BackendRequest, BackendResponse};
+use crate::{BackendRequest, BackendResponse, ComputeTiming};
 
 /// One output of a group's call, to be split between its requests by rows.
 pub struct BatchOutput {
@@ -91,10 +93,43 @@ impl BatchOutput {
     }
 }
 
+/// Executes a batch with `run`, one call per group of requests that can share
+/// one tensor per input (see [`group_by_layout`]): cancelled requests are
+/// answered at once, the calls are timed as the compute phase, and each
+/// request gets its rows of its group's outputs, or the group's error.
+pub fn execute_grouped(
+    requests: Vec<BackendRequest>,
+    batching: bool,
+    timing: &mut ComputeTiming,
+    mut run: impl FnMut(&[BackendRequest]) -> Result<Vec<BatchOutput>>,
+) {
+    let mut live = Vec::with_capacity(requests.len());
+    for request in requests {
+        if request.sink.is_cancelled() {
+            request.sink.respond(Err(Error::new(
+                ErrorKind::Cancelled,
+                "request was cancelled",
+            )));
+        } else {
+            live.push(request);
+        }
+    }
+    timing.start_compute();
+    let mut done = Vec::new();
+    for group in group_by_layout(live, batching) {
+        let result = run(&group);
+        done.push((group, result));
+    }
+    timing.end_compute();
+    for (group, result) in done {
+        answer_group(group, result, batching);
+    }
+}
+
 /// Splits a batch into runs of requests that can share one tensor per input:
 /// the same inputs with the same shapes beyond the batch dimension. Without
 /// batching every request runs alone.
-pub fn group_by_layout(requests: Vec<BackendRequest>, batching: bool) -> Vec<Vec<BackendRequest>> {
+fn group_by_layout(requests: Vec<BackendRequest>, batching: bool) -> Vec<Vec<BackendRequest>> {
     let mut groups: Vec<Vec<BackendRequest>> = Vec::new();
     for request in requests {
         let joins = batching
@@ -111,7 +146,7 @@ pub fn group_by_layout(requests: Vec<BackendRequest>, batching: bool) -> Vec<Vec
 
 /// Sends each request of `group` its rows of the outputs it asked for, or
 /// the group's error.
-pub fn answer_group(group: Vec<BackendRequest>, result: Result<Vec<BatchOutput>>, batching: bool) {
+fn answer_group(group: Vec<BackendRequest>, result: Result<Vec<BatchOutput>>, batching: bool) {
     let outputs = match result {
         Ok(outputs) => outputs,
         Err(error) => {

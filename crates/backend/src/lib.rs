@@ -15,7 +15,7 @@ mod sink;
 pub mod testing;
 mod timing;
 
-pub use batch::{BatchOutput, answer_group, group_by_layout};
+pub use batch::{BatchOutput, execute_grouped};
 pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };

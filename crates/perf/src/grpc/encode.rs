@@ -24,20 +24,9 @@ pub fn request(
     decoupled: bool,
 ) -> Bytes {
     let message = ModelInferRequest {
-        parameters: final_response(decoupled),
-        model_name: model.into(),
-        model_version: version.unwrap_or_default().into(),
-        inputs: inputs
-            .iter()
-            .map(|t| InferInputTensor {
-                name: t.name.clone(),
-                datatype: t.datatype.wire_name().into(),
-                shape: t.shape.clone(),
-                ..InferInputTensor::default()
-            })
-            .collect(),
+        inputs: inputs.iter().map(|t| input(t, HashMap::new())).collect(),
         raw_input_contents: inputs.iter().map(|t| t.data.clone()).collect(),
-        ..ModelInferRequest::default()
+        ..head(model, version, decoupled)
     };
     frame::encode(&message)
 }
@@ -52,19 +41,10 @@ pub fn request_shared(
     decoupled: bool,
 ) -> Bytes {
     let message = ModelInferRequest {
-        parameters: final_response(decoupled),
-        model_name: model.into(),
-        model_version: version.unwrap_or_default().into(),
         inputs: inputs
             .iter()
             .zip(placed)
-            .map(|(t, p)| InferInputTensor {
-                name: t.name.clone(),
-                datatype: t.datatype.wire_name().into(),
-                shape: t.shape.clone(),
-                parameters: region(p),
-                ..InferInputTensor::default()
-            })
+            .map(|(t, p)| input(t, region(p)))
             .collect(),
         outputs: outputs
             .iter()
@@ -73,7 +53,7 @@ pub fn request_shared(
                 parameters: region(p),
             })
             .collect(),
-        ..ModelInferRequest::default()
+        ..head(model, version, decoupled)
     };
     frame::encode(&message)
 }
@@ -81,23 +61,11 @@ pub fn request_shared(
 /// A framed request with its place in a sequence added: the parameters'
 /// map entries appended to the message (protobuf merges repeated map fields).
 pub fn with_sequence(framed: &Bytes, step: SequenceStep) -> Bytes {
-    let param = |choice| InferParameter {
-        parameter_choice: Some(choice),
-    };
     let extra = ModelInferRequest {
-        parameters: HashMap::from([
-            (
-                "sequence_id".into(),
-                param(ParameterChoice::Int64Param(step.id as i64)),
-            ),
-            (
-                "sequence_start".into(),
-                param(ParameterChoice::BoolParam(step.start)),
-            ),
-            (
-                "sequence_end".into(),
-                param(ParameterChoice::BoolParam(step.end)),
-            ),
+        parameters: parameters([
+            ("sequence_id", ParameterChoice::Int64Param(step.id as i64)),
+            ("sequence_start", ParameterChoice::BoolParam(step.start)),
+            ("sequence_end", ParameterChoice::BoolParam(step.end)),
         ]),
         ..ModelInferRequest::default()
     }
@@ -111,38 +79,61 @@ pub fn with_sequence(framed: &Bytes, step: SequenceStep) -> Bytes {
     out.freeze()
 }
 
-/// The parameter that makes a decoupled model's stream end each request with
+/// The model and the request parameters every request of a run carries:
+/// for a decoupled model, the one that makes its stream end each request with
 /// a response flagged `triton_final_response`.
-fn final_response(decoupled: bool) -> HashMap<String, InferParameter> {
-    if !decoupled {
-        return HashMap::new();
+fn head(model: &str, version: Option<&str>, decoupled: bool) -> ModelInferRequest {
+    let final_response = decoupled.then_some((
+        "triton_enable_empty_final_response",
+        ParameterChoice::BoolParam(true),
+    ));
+    ModelInferRequest {
+        model_name: model.into(),
+        model_version: version.unwrap_or_default().into(),
+        parameters: parameters(final_response),
+        ..ModelInferRequest::default()
     }
-    HashMap::from([(
-        "triton_enable_empty_final_response".into(),
-        InferParameter {
-            parameter_choice: Some(ParameterChoice::BoolParam(true)),
-        },
-    )])
+}
+
+fn input(t: &InputTensor, parameters: HashMap<String, InferParameter>) -> InferInputTensor {
+    InferInputTensor {
+        name: t.name.clone(),
+        datatype: t.datatype.wire_name().into(),
+        shape: t.shape.clone(),
+        parameters,
+        ..InferInputTensor::default()
+    }
 }
 
 fn region(p: &Placement) -> HashMap<String, InferParameter> {
-    let param = |choice| InferParameter {
-        parameter_choice: Some(choice),
-    };
-    HashMap::from([
+    parameters([
         (
-            "shared_memory_region".into(),
-            param(ParameterChoice::StringParam(p.region.clone())),
+            "shared_memory_region",
+            ParameterChoice::StringParam(p.region.clone()),
         ),
         (
-            "shared_memory_byte_size".into(),
-            param(ParameterChoice::Int64Param(p.size as i64)),
+            "shared_memory_byte_size",
+            ParameterChoice::Int64Param(p.size as i64),
         ),
         (
-            "shared_memory_offset".into(),
-            param(ParameterChoice::Int64Param(p.offset as i64)),
+            "shared_memory_offset",
+            ParameterChoice::Int64Param(p.offset as i64),
         ),
     ])
+}
+
+fn parameters<'a>(
+    entries: impl IntoIterator<Item = (&'a str, ParameterChoice)>,
+) -> HashMap<String, InferParameter> {
+    entries
+        .into_iter()
+        .map(|(name, choice)| {
+            let parameter = InferParameter {
+                parameter_choice: Some(choice),
+            };
+            (name.to_string(), parameter)
+        })
+        .collect()
 }
 
 #[cfg(test)]
