@@ -200,6 +200,7 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         &context.name,
         settings.arena_size,
         settings.stub_timeout,
+        settings.idle_spin,
         model.host.clone(),
     )?;
     let kind = match context.kind {
@@ -218,6 +219,7 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         args,
         model_file: model.model_file.display().to_string(),
         decoupled: model.decoupled,
+        idle_spin_us: u32::try_from(settings.idle_spin.as_micros()).unwrap_or(u32::MAX),
     };
     let initialized = process
         .connection

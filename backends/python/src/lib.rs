@@ -13,6 +13,7 @@ mod interpreter;
 mod model;
 mod model_log;
 mod package;
+mod polling;
 mod process;
 mod protocol;
 mod pump;

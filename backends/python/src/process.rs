@@ -43,6 +43,7 @@ impl Process {
         instance: &str,
         arena_size: u64,
         timeout: Duration,
+        idle_spin: Duration,
         host: Arc<dyn ModelHost>,
     ) -> Result<Self> {
         let (ours, theirs) = UnixStream::pair()
@@ -78,6 +79,7 @@ impl Process {
             host,
             closing: closing.clone(),
             alive: alive.clone(),
+            idle_spin,
         };
         let pump = std::thread::Builder::new()
             .name(format!("py:{instance}"))

@@ -23,6 +23,7 @@ use crate::{
     bls,
     connection::Connection,
     convert, model_log,
+    polling::PollingReader,
     protocol::{self, FromStub, Payload, ToStub, WireResponse},
     zygote::Zygote,
 };
@@ -72,12 +73,15 @@ pub(crate) struct Pump {
     pub closing: Arc<AtomicBool>,
     /// Cleared when the process is gone.
     pub alive: Arc<AtomicBool>,
+    /// How long the pump polls for the next frame before it sleeps.
+    pub idle_spin: Duration,
 }
 
 impl Pump {
     /// Reads frames until the socket closes or a frame is malformed.
     pub fn run(self, socket: UnixStream) {
         let release = self.connection.release_hook();
+        let socket = PollingReader::new(socket, self.idle_spin);
         let mut reader = BufReader::with_capacity(64 * 1024, socket);
         let mut frame = Vec::new();
         let outcome = loop {

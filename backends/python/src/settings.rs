@@ -15,6 +15,9 @@ pub struct PythonSettings {
     pub stub_timeout: Duration,
     /// The interpreter for models that don't name one (`python-interpreter`).
     pub interpreter: Option<PathBuf>,
+    /// How long a stub and its pump keep polling for the next frame before
+    /// they sleep (`idle-spin-microseconds`; 0 sleeps at once).
+    pub idle_spin: Duration,
 }
 
 impl Default for PythonSettings {
@@ -23,9 +26,15 @@ impl Default for PythonSettings {
             arena_size: 1 << 30,
             stub_timeout: Duration::from_secs(30),
             interpreter: None,
+            idle_spin: DEFAULT_IDLE_SPIN,
         }
     }
 }
+
+/// Long enough to span a stub's round trip at one request in flight, short
+/// enough that an idle instance soon stops spending CPU (section 7 of
+/// docs/design/python-backend.md).
+const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(300);
 
 /// Triton's settings that size its growing shared memory region; the arenas
 /// need no growth, so they are accepted and ignored.
@@ -50,6 +59,9 @@ impl PythonSettings {
             match key {
                 "shm-max-byte-size" => settings.arena_size = number()?.max(1 << 20),
                 "stub-timeout-seconds" => settings.stub_timeout = Duration::from_secs(number()?),
+                "idle-spin-microseconds" => {
+                    settings.idle_spin = Duration::from_micros(number()?.min(1_000_000))
+                }
                 "python-interpreter" => settings.interpreter = Some(PathBuf::from(value)),
                 _ if IGNORED.contains(&key) => {
                     log::info!("python backend: '{key}' is not needed by oxiserve and is ignored");
@@ -72,8 +84,10 @@ mod tests {
             ("stub-timeout-seconds", "5"),
             ("python-interpreter", "/opt/py/bin/python3"),
             ("shm-default-byte-size", "1"),
+            ("idle-spin-microseconds", "0"),
         ])
         .unwrap();
+        assert_eq!(s.idle_spin, Duration::ZERO);
         assert_eq!(s.arena_size, 64 << 20);
         assert_eq!(s.stub_timeout, Duration::from_secs(5));
         assert_eq!(s.interpreter, Some(PathBuf::from("/opt/py/bin/python3")));

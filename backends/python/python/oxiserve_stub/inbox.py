@@ -37,15 +37,17 @@ class Inbox:
         self.cv = threading.Condition(threading.Lock())
         self.waiting = 0
         self.mainq = collections.deque()  # (kind, tag, body) for the main thread
+        self.idle_spin = 0.0  # seconds the idle main thread polls before it sleeps (Init)
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
         self.poller.register(self.wake_r, select.POLLIN)
 
     # ---------------------------------------------------------------- waiting
-    def wait(self, ready, timeout=None):
+    def wait(self, ready, timeout=None, spin=False):
         """Block until ready() is true, reading frames whenever no other thread does.
-        Returns False if `timeout` seconds passed first."""
+        Returns False if `timeout` seconds passed first. With `spin`, polls the socket
+        for `idle_spin` seconds before sleeping in poll (see `_read_until`)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not ready():
             left = None if deadline is None else deadline - time.monotonic()
@@ -54,7 +56,7 @@ class Inbox:
             if self.role.acquire(False):
                 self.reader = threading.get_ident()
                 try:
-                    if not self._read_until(ready, deadline):
+                    if not self._read_until(ready, deadline, spin):
                         return False
                 finally:
                     self.reader = None
@@ -106,9 +108,15 @@ class Inbox:
             with self.cv:
                 self.cv.notify_all()
 
-    def _read_until(self, ready, deadline):
+    def _read_until(self, ready, deadline, spin=False):
         poll = self.poller.poll
+        # Under load the next frame usually follows soon: polling for it a while keeps
+        # this process's caches warm and spares the server's send the cost of a wake-up.
+        spin_end = time.monotonic() + self.idle_spin if spin and self.idle_spin else 0
         while not ready():
+            if spin_end:
+                while not poll(0) and time.monotonic() < spin_end:
+                    os.sched_yield()
             ms = None
             if deadline is not None:
                 ms = int((deadline - time.monotonic()) * 1000)

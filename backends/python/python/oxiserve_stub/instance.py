@@ -69,7 +69,7 @@ class Instance:
         inbox = c.inbox
         mainq = inbox.mainq
         while True:
-            if not mainq and not inbox.wait(lambda: mainq, _IDLE_FLUSH_S):
+            if not mainq and not inbox.wait(lambda: mainq, _IDLE_FLUSH_S, spin=True):
                 c.flush_releases()
                 continue
             kind, tag, body = mainq.popleft()
@@ -89,6 +89,7 @@ class Instance:
             args[k] = r.str()
         model_file = r.str()
         decoupled = r.bool()
+        c.inbox.idle_spin = r.u32() * 1e-6
         r.done()
         c.decoupled = decoupled
         c.model_name = args.get("model_name", "")

@@ -236,13 +236,14 @@ def release_frame(offsets):
 # Used by tests (and handy for debugging): encoders of server -> stub frames and a
 # decoder of stub -> server frames.
 
-def enc_init(args, model_file, decoupled):
+def enc_init(args, model_file, decoupled, idle_spin_us=0):
     out = [U16.pack(len(args))]
     for k, v in args.items():
         p_str(out, k)
         p_str(out, v)
     p_str(out, model_file)
     out.append(U8.pack(1 if decoupled else 0))
+    out.append(U32.pack(idle_spin_us))
     return frame(INIT, 0, out)
 
 

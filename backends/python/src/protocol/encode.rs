@@ -33,6 +33,7 @@ impl ToStub {
                 args,
                 model_file,
                 decoupled,
+                idle_spin_us,
             } => {
                 w.count16(args.len(), "initialize arguments");
                 for (key, value) in args {
@@ -41,6 +42,7 @@ impl ToStub {
                 }
                 w.str(model_file);
                 w.bool(*decoupled);
+                w.u32(*idle_spin_us);
             }
             ToStub::Execute {
                 block, requests, ..

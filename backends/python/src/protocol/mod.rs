@@ -233,6 +233,8 @@ pub enum ToStub {
         args: Vec<(String, String)>,
         model_file: String,
         decoupled: bool,
+        /// How long the stub polls for its next frame before it sleeps.
+        idle_spin_us: u32,
     },
     /// A batch; `block` is the arena_in block holding all its input tensors.
     Execute {

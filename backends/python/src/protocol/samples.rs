@@ -51,6 +51,7 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
             ],
             model_file: "/models/add_sub/1/model.py".into(),
             decoupled: true,
+            idle_spin_us: 300,
         },
         ToStub::Execute {
             batch_id: 7,

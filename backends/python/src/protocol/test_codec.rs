@@ -102,6 +102,7 @@ impl ToStub {
                     args,
                     model_file: r.str()?,
                     decoupled: r.bool()?,
+                    idle_spin_us: r.u32()?,
                 }
             }
             ToStubKind::Execute => {

@@ -227,6 +227,7 @@ fn encode_rejects_counts_too_large() {
         args: vec![(String::new(), String::new()); 70_000],
         model_file: String::new(),
         decoupled: false,
+        idle_spin_us: 0,
     };
     let e = msg.encode_into(&mut out).unwrap_err();
     assert!(e.message.contains("70000 initialize arguments"), "{e}");

@@ -1,0 +1,89 @@
+"""`--backend-config=python,idle-spin-microseconds=N`: after each frame, a Python
+instance's stub process and the server's pump thread for it poll for the next frame
+for N µs before they sleep (default 300). The setting reaches both sides, and an idle
+instance spends no CPU once the polling time is over."""
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tritonclient.http as httpclient
+
+from python_models import add_sub, serve
+
+pytestmark = pytest.mark.oxiserve_only
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(stat):
+    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+
+
+def _descendants(pid):
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children] + [d for c in children for d in _descendants(int(c))]
+
+
+def _pump(pid):
+    """The stat file of the server's pump thread (named `py:<instance>`)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        if (task / "comm").read_text().startswith("py:add_sub"):
+            return task / "stat"
+    raise AssertionError("no pump thread named py:add_sub* in the server")
+
+
+def _cpu_over(server, seconds):
+    """CPU seconds the stub processes and the pump used during the next `seconds`."""
+    stubs = [f"/proc/{p}/stat" for p in _descendants(server.proc.pid)]
+    pump = _pump(server.proc.pid)
+    before = sum(_cpu_s(s) for s in stubs), _cpu_s(pump)
+    time.sleep(seconds)
+    after = sum(_cpu_s(s) for s in stubs), _cpu_s(pump)
+    return after[0] - before[0], after[1] - before[1]
+
+
+def _infer(server):
+    inputs = []
+    for name, values in (("INPUT0", [1, 2, 3, 4]), ("INPUT1", [4, 3, 2, 1])):
+        tensor = httpclient.InferInput(name, [1, 4], "FP32")
+        tensor.set_data_from_numpy(np.array([values], np.float32))
+        inputs.append(tensor)
+    client = httpclient.InferenceServerClient(server.url)
+    try:
+        result = client.infer("add_sub", inputs)
+        assert result.as_numpy("OUTPUT0").tolist() == [[5, 5, 5, 5]]
+    finally:
+        client.close()
+
+
+def test_idle_instance_stops_polling(tmp_path):
+    with serve(tmp_path / "repo", [add_sub()]) as server:
+        _infer(server)
+        time.sleep(0.2)  # far longer than the default 300 µs of polling
+        stubs, pump = _cpu_over(server, 1.0)
+        assert stubs < 0.1 and pump < 0.1, f"idle: stubs {stubs} s, pump {pump} s of CPU"
+
+
+def test_setting_reaches_stub_and_pump(tmp_path):
+    # One second of polling after the request: both sides visibly spend CPU on it.
+    flags = ["--backend-config=python,idle-spin-microseconds=1000000"]
+    with serve(tmp_path / "repo", [add_sub()], flags) as server:
+        time.sleep(1.5)  # the polling after Init is over
+        _infer(server)
+        stubs, pump = _cpu_over(server, 0.5)
+        assert stubs > 0.05 and pump > 0.05, f"polling: stubs {stubs} s, pump {pump} s"
+        _infer(server)  # still answers while polling
+
+
+def test_zero_sleeps_at_once(tmp_path):
+    flags = ["--backend-config=python,idle-spin-microseconds=0"]
+    with serve(tmp_path / "repo", [add_sub()], flags) as server:
+        for _ in range(3):
+            _infer(server)
+        stubs, pump = _cpu_over(server, 0.5)
+        assert stubs < 0.05 and pump < 0.05, f"no polling: stubs {stubs} s, pump {pump} s"
