@@ -8,7 +8,11 @@
 # (one request in flight each), RUNS windows of DURATION per point,
 # medians of req/s, p50, p99 and the ratios oxiserve/Triton; bench/results/python_add_sub.md.
 #
-# Variants (VARIANTS, each served by a fresh server holding only its model):
+# Per variant, both targets' servers are up at once and the measured runs alternate between
+# them (oxiserve, triton, then triton, oxiserve, ...): this VM's speed drifts by tens of
+# percent within minutes, and alternating puts both targets in the same phases.
+#
+# Variants (VARIANTS, each served by fresh servers holding only its model):
 #   fp32  - `add_sub`: JSON FP32 [1,4] x 2 (the goals apply to this one)
 #   bytes - `add_sub_bytes`: the same model.py shape with TYPE_STRING [4] inputs; OUTPUT0 =
 #           INPUT0 + INPUT1 and OUTPUT1 = INPUT1 + INPUT0, element-wise bytes concatenation
@@ -45,15 +49,21 @@ ALL_TARGETS="oxiserve triton"
 ALL_VARIANTS="fp32 bytes 1mib"
 declare -A PORT=([oxiserve]=18350 [triton]=18360)
 declare -A MODEL=([fp32]=add_sub [bytes]=add_sub_bytes [1mib]=add_sub_1mib)
-declare -A STATUS=() VERSION=() BUSY=() BUILT=()
+declare -A STATUS=() VERSION=() BUSY=() BUILT=() PIDS=() IDLE=()
 
 for t in $TARGETS; do [ -n "${PORT[$t]:-}" ] || { echo "unknown target '$t'" >&2; exit 2; }; done
 for v in $VARIANTS; do [ -n "${MODEL[$v]:-}" ] || { echo "unknown variant '$v'" >&2; exit 2; }; done
 
 WORK=$(mktemp -d -t python-add-sub-bench.XXXXXX)
-trap 'stop_server; rm -rf "$WORK"' EXIT
+trap 'stop_servers; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
+
+stop_servers() { # every server this script started
+  local t
+  for t in "${!PIDS[@]}"; do SERVER_PID=${PIDS[$t]}; stop_server; done
+  PIDS=()
+}
 
 # --- the model: Triton's add_sub example, byte for byte the same in both repositories -------
 # write_model DIR VARIANT: DIR/<model>/{config.pbtxt,1/model.py}
@@ -218,24 +228,40 @@ for t in $TARGETS; do
     log "${STATUS[$t/${VARIANTS%% *}]}"; continue
   fi
   BUILT[$t]=1
-  for v in $VARIANTS; do
+done
+# Per variant, both servers are up at once and the runs alternate between them (oxiserve
+# then triton, then triton then oxiserve, ...), so the slow and fast phases of this shared
+# VM fall on both targets alike.
+for v in $VARIANTS; do
+  up=()
+  for t in $TARGETS; do
+    [ -n "${BUILT[$t]:-}" ] || continue
     if curl -s -o /dev/null "http://127.0.0.1:${PORT[$t]}/"; then
       STATUS[$t/$v]="not run: port ${PORT[$t]} already in use by another process"; log "${STATUS[$t/$v]}"; continue
     fi
     log "$t/$v: $(cmd "$t" "$v")"
     $(cmd "$t" "$v") >"$WORK/$t.$v.log" 2>&1 &
     SERVER_PID=$!
+    PIDS[$t]=$SERVER_PID
     if ! why=$(wait_ready "$t" "$v"); then
       STATUS[$t/$v]="failed ($why); server log: $(server_log_tail "$WORK/$t.$v.log")"
-      log "$t/$v: ${STATUS[$t/$v]}"; stop_server; continue
+      log "$t/$v: ${STATUS[$t/$v]}"; stop_server; unset "PIDS[$t]"; continue
     fi
     [ -n "${VERSION[$t]:-}" ] || VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" |
       python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
+    up+=("$t")
+  done
+  for t in "${up[@]}"; do
     log "$t/$v: warm-up ($WARMUP at $max_conns connections)"
     run_load "$max_conns" "${PORT[$t]}" "$WARMUP" "$v" >/dev/null || true
     STATUS[$t/$v]=ok
-    for c in $CONCURRENCY; do
-      for r in $(seq "$RUNS"); do
+  done
+  [ ${#up[@]} -eq 0 ] || IDLE[$v]=$(cpu_busy)
+  for c in $CONCURRENCY; do
+    for r in $(seq "$RUNS"); do
+      order=("${up[@]}")
+      if [ $((r % 2)) = 0 ]; then order=(); for t in "${up[@]}"; do order=("$t" "${order[@]}"); done; fi
+      for t in "${order[@]}"; do
         out=$(run_load "$c" "${PORT[$t]}" "$DURATION" "$v" | grep '^RESULT ' || true)
         [ -n "$out" ] || { STATUS[$t/$v]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
         log "$t/$v c=$c run $r: $out"
@@ -243,12 +269,14 @@ for t in $TARGETS; do
         echo -e "$t\t$v\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx" >>"$WORK/runs.tsv"
       done
     done
-    # the server must still answer correctly after the load
+  done
+  # each server must still answer correctly after the load
+  for t in "${up[@]}"; do
     if ! err=$(check "$v" "${PORT[$t]}" 2>&1); then
       STATUS[$t/$v]="${STATUS[$t/$v]}; WRONG ANSWER after the load: $(tail -n 1 <<<"$err")"
     fi
-    stop_server
   done
+  stop_servers
 done
 
 # --- report ---------------------------------------------------------------------------------
@@ -283,7 +311,7 @@ mkdir -p "$(dirname "$RESULTS")"
   fi
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); servers, their Python processes and oxiserve-perf share the CPUs, nothing pinned"
-  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections; C keep-alive connections with one request in flight each; the same request values per variant, encoded once"
+  echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections; C keep-alive connections with one request in flight each; the same request values per variant, encoded once; both servers of a variant up at once, each point's runs alternating between them"
   echo "- At 1 connection, latency depends on whether the scheduler puts the load generator and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)'), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
   echo "- Python: Triton's stubs run $(pyver "$HOME/.cache/real-triton/venv/bin/python3") (\`~/.cache/real-triton/venv\`); oxiserve's default interpreter here is \`.venv/bin/python3\` next to the binary's ancestors: $(pyver .venv/bin/python3)${OXISERVE_ARGS:+ (OXISERVE_ARGS may pick another)}"
@@ -293,10 +321,10 @@ mkdir -p "$(dirname "$RESULTS")"
   echo '```sh'
   echo "TARGETS=\"$TARGETS\" VARIANTS=\"$VARIANTS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP BUILD=$BUILD${OXISERVE_ARGS:+ OXISERVE_ARGS=\"$OXISERVE_ARGS\"}${TRITON_ARGS:+ TRITON_ARGS=\"$TRITON_ARGS\"} bench/python_add_sub.sh"
   echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
-  echo "# servers, one at a time, a fresh one per variant V (\$REPO_*: temporary model repositories, see below)"
+  echo "# servers: both up, fresh ones per variant V (\$REPO_*: temporary model repositories, see below)"
   cmd oxiserve '$V' | repo_path
   cmd triton '$V' | repo_path
-  echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; warm-up first: the same at C = $max_conns for $WARMUP"
+  echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; warm-up first: the same at C = $max_conns for $WARMUP; per C, runs alternate between the targets"
   echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   for v in $VARIANTS; do
     echo "$PERF -m ${MODEL[$v]} -u 127.0.0.1:\$P -i http --concurrency-range \$C $(perf_args "$v" | sed "s|$WORK/|\\$WORK/|") -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
@@ -358,6 +386,9 @@ mkdir -p "$(dirname "$RESULTS")"
       echo "- $t, $v: ${STATUS[$t/$v]:-not run (not in TARGETS/VARIANTS)}"
     done
     [ -z "${BUSY[$t]:-}" ] || echo "  (before $t: other processes kept the CPUs ${BUSY[$t]} busy over 2 s)"
+  done
+  for v in $ALL_VARIANTS; do
+    [ -z "${IDLE[$v]:-}" ] || echo "- $v: with its servers up and idle, the CPUs were ${IDLE[$v]} busy over 2 s"
   done
   echo
   echo "## All runs"

@@ -1,7 +1,9 @@
 """`--backend-config=python,idle-spin-microseconds=N`: after each frame, a Python
 instance's stub process and the server's pump thread for it poll for the next frame
-for N µs before they sleep (default 300). The setting reaches both sides, and an idle
-instance spends no CPU once the polling time is over."""
+for N µs before they sleep (default 300), as long as frames keep coming (the previous
+wait was shorter than 4N µs).
+The setting reaches both sides, and an idle instance spends no CPU once the polling
+time is over."""
 
 import os
 import time
@@ -70,10 +72,14 @@ def test_idle_instance_stops_polling(tmp_path):
 
 
 def test_setting_reaches_stub_and_pump(tmp_path):
-    # One second of polling after the request: both sides visibly spend CPU on it.
-    flags = ["--backend-config=python,idle-spin-microseconds=1000000"]
+    # Polling 0.4 s: a wait up to 1.6 s long counts as frames coming.
+    flags = ["--backend-config=python,idle-spin-microseconds=400000"]
     with serve(tmp_path / "repo", [add_sub()], flags) as server:
-        time.sleep(1.5)  # the polling after Init is over
+        time.sleep(2.5)  # the polling after Init is over; this long wait stops it
+        _infer(server)
+        stubs, pump = _cpu_over(server, 0.5)
+        assert stubs < 0.05 and pump < 0.05, f"after a long wait: stubs {stubs} s, pump {pump} s"
+        # A request 0.5 s later: both sides poll for 0.4 s after it.
         _infer(server)
         stubs, pump = _cpu_over(server, 0.5)
         assert stubs > 0.05 and pump > 0.05, f"polling: stubs {stubs} s, pump {pump} s"

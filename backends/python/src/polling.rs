@@ -4,7 +4,12 @@
 //! microseconds (the writer's `send` pays for the wake-up), and a process
 //! that slept comes back with cold caches. A reader that keeps polling for a
 //! short time after its last frame avoids both when the next frame follows
-//! soon, and still sleeps when the instance is idle.
+//! soon, and still sleeps when the instance is idle. It polls only while
+//! frames keep coming: after a wait longer than [`SOON`] times the polling
+//! time it sleeps at once until frames come that often again, so a slow
+//! trickle of requests costs no polling CPU. (With a limit of one polling
+//! time, both sides of a lone client's requests could settle into sleeping:
+//! each waits longer because the other woke slowly.)
 
 use std::{
     io::{self, Read},
@@ -14,37 +19,59 @@ use std::{
 
 use rustix::net::{RecvFlags, recv};
 
+/// A wait up to this many polling times long still counts as frames coming.
+const SOON: u32 = 4;
+
 /// A socket read that polls for up to `spin` (yielding the CPU between
-/// polls) before it blocks.
+/// polls) before it blocks, while the previous wait was shorter than
+/// [`SOON`] times `spin`.
 pub(crate) struct PollingReader {
     socket: UnixStream,
     spin: Duration,
+    /// Whether the last read found data within [`SOON`] times `spin`.
+    soon: bool,
 }
 
 impl PollingReader {
     pub fn new(socket: UnixStream, spin: Duration) -> Self {
-        Self { socket, spin }
+        Self {
+            socket,
+            spin,
+            soon: true,
+        }
+    }
+
+    /// The data if some arrives within `spin`.
+    fn poll(&mut self, buf: &mut [u8], start: Instant) -> io::Result<Option<usize>> {
+        loop {
+            match recv(&self.socket, &mut *buf, RecvFlags::DONTWAIT) {
+                Ok((n, _)) => return Ok(Some(n)),
+                Err(e) if e == rustix::io::Errno::AGAIN => {}
+                Err(e) if e == rustix::io::Errno::INTR => continue,
+                Err(e) => return Err(e.into()),
+            }
+            if start.elapsed() >= self.spin {
+                return Ok(None);
+            }
+            std::thread::yield_now();
+        }
     }
 }
 
 impl Read for PollingReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if !self.spin.is_zero() && !buf.is_empty() {
-            let start = Instant::now();
-            loop {
-                match recv(&self.socket, &mut *buf, RecvFlags::DONTWAIT) {
-                    Ok((n, _)) => return Ok(n),
-                    Err(e) if e == rustix::io::Errno::AGAIN => {}
-                    Err(e) if e == rustix::io::Errno::INTR => continue,
-                    Err(e) => return Err(e.into()),
-                }
-                if start.elapsed() >= self.spin {
-                    break;
-                }
-                std::thread::yield_now();
-            }
+        if self.spin.is_zero() || buf.is_empty() {
+            return self.socket.read(buf);
         }
-        self.socket.read(buf)
+        let start = Instant::now();
+        if self.soon
+            && let Some(n) = self.poll(buf, start)?
+        {
+            return Ok(n);
+        }
+        let n = self.socket.read(buf)?;
+        self.soon = start.elapsed() < self.spin * SOON;
+        Ok(n)
     }
 }
 
@@ -57,7 +84,7 @@ mod tests {
     #[test]
     fn reads_what_arrives_while_polling_and_after_sleeping() {
         let (mut writer, reader) = UnixStream::pair().unwrap();
-        let mut reader = PollingReader::new(reader, Duration::from_millis(20));
+        let mut reader = PollingReader::new(reader, Duration::from_millis(10));
         writer.write_all(b"now").unwrap();
         let mut buf = [0u8; 8];
         assert_eq!(reader.read(&mut buf).unwrap(), 3);
@@ -66,10 +93,15 @@ mod tests {
             std::thread::sleep(Duration::from_millis(60));
             writer.write_all(b"later").unwrap();
         });
-        // Polls for 20 ms, then sleeps in recv until the write comes.
+        // Polls for 10 ms, then sleeps in recv until the write comes.
         assert_eq!(reader.read(&mut buf).unwrap(), 5);
         assert_eq!(&buf[..5], b"later");
         late.join().unwrap();
+        assert!(
+            !reader.soon,
+            "a wait longer than SOON polling times stops the polling"
+        );
         assert_eq!(reader.read(&mut buf).unwrap(), 0, "closed socket reads 0");
+        assert!(reader.soon, "data (here: the end) at once resumes it");
     }
 }

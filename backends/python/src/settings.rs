@@ -16,7 +16,8 @@ pub struct PythonSettings {
     /// The interpreter for models that don't name one (`python-interpreter`).
     pub interpreter: Option<PathBuf>,
     /// How long a stub and its pump keep polling for the next frame before
-    /// they sleep (`idle-spin-microseconds`; 0 sleeps at once).
+    /// they sleep, while frames keep coming (`idle-spin-microseconds`; 0
+    /// sleeps at once).
     pub idle_spin: Duration,
 }
 

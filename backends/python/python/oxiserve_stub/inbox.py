@@ -21,6 +21,7 @@ from . import protocol as P
 from .bls import decode_bls_response
 
 MAIN_KINDS = (P.INIT, P.EXECUTE, P.FINALIZE, P.AUTO_COMPLETE)
+SOON = 4  # an idle wait up to SOON polling times long still counts as frames coming
 
 
 class Inbox:
@@ -38,6 +39,8 @@ class Inbox:
         self.waiting = 0
         self.mainq = collections.deque()  # (kind, tag, body) for the main thread
         self.idle_spin = 0.0  # seconds the idle main thread polls before it sleeps (Init)
+        self.soon = True  # whether its last wait was shorter than SOON times that
+        self.idle_since = None  # when the idle main thread began to wait
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
@@ -110,9 +113,17 @@ class Inbox:
 
     def _read_until(self, ready, deadline, spin=False):
         poll = self.poller.poll
-        # Under load the next frame usually follows soon: polling for it a while keeps
-        # this process's caches warm and spares the server's send the cost of a wake-up.
-        spin_end = time.monotonic() + self.idle_spin if spin and self.idle_spin else 0
+        spin_end = 0
+        if spin and self.idle_spin:
+            # Under load the next frame usually follows soon: polling for it a while keeps
+            # this process's caches warm and spares the server's send the cost of a
+            # wake-up. Only while frames keep coming: after a wait longer than SOON times
+            # the polling time, sleep at once (as the server's pump does, polling.rs).
+            # The idle time counts from the first of the (timed) waits.
+            if self.idle_since is None:
+                self.idle_since = time.monotonic()
+            if self.soon:
+                spin_end = self.idle_since + self.idle_spin
         while not ready():
             if spin_end:
                 while not poll(0) and time.monotonic() < spin_end:
@@ -121,6 +132,9 @@ class Inbox:
             if deadline is not None:
                 ms = int((deadline - time.monotonic()) * 1000)
                 if ms <= 0:
+                    since = self.idle_since
+                    if since is not None and time.monotonic() - since >= SOON * self.idle_spin:
+                        self.soon = False
                     return False
             for fd, _ in poll(ms):
                 if fd == self.wake_r:
@@ -130,6 +144,9 @@ class Inbox:
                         pass
                 else:
                     self._receive(nonblocking=False)
+        if spin and self.idle_spin:
+            self.soon = time.monotonic() - self.idle_since < SOON * self.idle_spin
+            self.idle_since = None
         return True
 
     # ---------------------------------------------------------------- frames
