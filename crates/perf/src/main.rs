@@ -6,6 +6,7 @@ mod analyze;
 mod app;
 mod cli;
 mod client;
+mod control;
 mod cpu;
 mod data_file;
 mod driven;

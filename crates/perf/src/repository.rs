@@ -11,34 +11,29 @@ use oxiserve_proto::inference::{
 use serde_json::{Value, json};
 
 use crate::{
+    control::ControlConn,
     error::{Error, Result},
-    grpc::{api::unary, conn::GrpcConn},
-    http::{api, body::OnceBody, conn::HttpConn},
+    grpc::api::unary,
+    http::api,
     target::Target,
 };
 
 /// A connection to the server's repository API.
-pub enum Repository {
-    Http(Box<HttpConn>),
-    Grpc(Box<GrpcConn<OnceBody>>),
-}
+pub struct Repository(ControlConn);
 
 impl Repository {
     /// Connects to `target`'s gRPC or HTTP endpoint.
     pub async fn connect(target: &Target, grpc: bool) -> Result<Self> {
-        Ok(match grpc {
-            true => Repository::Grpc(Box::new(GrpcConn::connect(target).await?)),
-            false => Repository::Http(Box::new(HttpConn::connect(target).await?)),
-        })
+        Ok(Self(ControlConn::connect(target, grpc).await?))
     }
 
     /// The model's configuration as `GET /v2/models/M/config` gives it.
     pub async fn config(&mut self, model: &str) -> Result<Value> {
-        match self {
-            Repository::Http(conn) => {
+        match &mut self.0 {
+            ControlConn::Http(conn) => {
                 api::get(conn, &format!("{}/config", api::model_path(model, None))).await
             }
-            Repository::Grpc(conn) => {
+            ControlConn::Grpc(conn) => {
                 let request = ModelConfigRequest {
                     name: model.into(),
                     version: String::new(),
@@ -54,15 +49,15 @@ impl Repository {
 
     /// (Re)loads `model` with `config` instead of its `config.pbtxt`.
     pub async fn load(&mut self, model: &str, config: &Value) -> Result<()> {
-        match self {
-            Repository::Http(conn) => {
+        match &mut self.0 {
+            ControlConn::Http(conn) => {
                 let body = json!({"parameters": {"config": config.to_string()}});
                 let path = format!("/v2/repository/models/{model}/load");
                 api::call(conn, hyper::Method::POST, &path, Some(&body))
                     .await
                     .map(drop)
             }
-            Repository::Grpc(conn) => {
+            ControlConn::Grpc(conn) => {
                 let request = RepositoryModelLoadRequest {
                     repository_name: String::new(),
                     model_name: model.into(),

@@ -8,39 +8,28 @@ use oxiserve_proto::inference::{
 use serde_json::json;
 
 use super::Region;
-use crate::{
-    error::Result,
-    grpc::{api::unary, conn::GrpcConn},
-    http::{api, body::OnceBody, conn::HttpConn},
-    target::Target,
-};
+use crate::{control::ControlConn, error::Result, grpc::api::unary, http::api, target::Target};
 
 /// A connection for the shared memory extension.
-pub enum Registrar {
-    Http(Box<HttpConn>),
-    Grpc(Box<GrpcConn<OnceBody>>),
-}
+pub struct Registrar(ControlConn);
 
 impl Registrar {
     /// Connects over gRPC or HTTP.
     pub async fn connect(target: &Target, grpc: bool) -> Result<Self> {
-        Ok(match grpc {
-            true => Registrar::Grpc(Box::new(GrpcConn::connect(target).await?)),
-            false => Registrar::Http(Box::new(HttpConn::connect(target).await?)),
-        })
+        Ok(Self(ControlConn::connect(target, grpc).await?))
     }
 
     /// Registers `region` under its name.
     pub async fn register(&mut self, region: &Region) -> Result<()> {
-        match self {
-            Registrar::Http(conn) => {
+        match &mut self.0 {
+            ControlConn::Http(conn) => {
                 let path = format!("/v2/systemsharedmemory/region/{}/register", region.name);
                 let body = json!({"key": region.key, "offset": 0, "byte_size": region.size});
                 api::call(conn, hyper::Method::POST, &path, Some(&body))
                     .await
                     .map(drop)
             }
-            Registrar::Grpc(conn) => {
+            ControlConn::Grpc(conn) => {
                 let request = SystemSharedMemoryRegisterRequest {
                     name: region.name.clone(),
                     key: region.key.clone(),
@@ -60,14 +49,14 @@ impl Registrar {
 
     /// Unregisters the region named `name`.
     pub async fn unregister(&mut self, name: &str) -> Result<()> {
-        match self {
-            Registrar::Http(conn) => {
+        match &mut self.0 {
+            ControlConn::Http(conn) => {
                 let path = format!("/v2/systemsharedmemory/region/{name}/unregister");
                 api::call(conn, hyper::Method::POST, &path, None)
                     .await
                     .map(drop)
             }
-            Registrar::Grpc(conn) => {
+            ControlConn::Grpc(conn) => {
                 let request = SystemSharedMemoryUnregisterRequest { name: name.into() };
                 unary::<_, SystemSharedMemoryUnregisterResponse>(
                     conn,
