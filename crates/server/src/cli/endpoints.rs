@@ -26,9 +26,10 @@ pub struct HttpOptions {
     /// Regex of HTTP headers forwarded as inference request parameters.
     #[arg(long, value_name = "REGEX")]
     pub http_header_forward_pattern: Option<String>,
-    /// Threads handling HTTP requests.
-    #[arg(long, default_value_t = 8, value_name = "N")]
-    pub http_thread_count: u32,
+    /// Threads handling HTTP and gRPC requests, at most one per CPU
+    /// [default: half the CPUs, 1 to 8].
+    #[arg(long, value_name = "N")]
+    pub http_thread_count: Option<u32>,
     /// Largest HTTP request body accepted, in bytes (after decompression).
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub http_max_input_size: usize,

@@ -45,9 +45,8 @@ pub fn serve(
     metrics: Registry,
     poller: Option<Poller>,
 ) -> ExitCode {
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(options.http.http_thread_count.max(1) as usize);
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let workers = worker_threads(options.http.http_thread_count, cpus);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_name("http")
@@ -80,6 +79,18 @@ pub fn serve(
         std::process::exit(1);
     }
     code
+}
+
+/// The runtime's worker threads: `--http-thread-count`, at most one per CPU,
+/// or else half the CPUs (1 to 8). Backends (Python processes, ONNX Runtime
+/// and libtorch threads) need the other half; with a worker on every CPU the
+/// workers park and wake around each batch, and on 2 CPUs the Python
+/// `add_sub` benchmark served ~15% fewer requests (docs/design/python-backend.md).
+fn worker_threads(flag: Option<u32>, cpus: usize) -> usize {
+    match flag {
+        Some(n) => (n.max(1) as usize).min(cpus),
+        None => cpus.div_ceil(2).clamp(1, 8),
+    }
 }
 
 /// Serves until a signal (or an endpoint failure), then stops accepting and
@@ -210,4 +221,25 @@ async fn listen(address: &str, reuse_port: bool) -> std::io::Result<TcpListener>
     socket.set_reuseport(true)?;
     socket.bind(address)?;
     socket.listen(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worker_threads;
+
+    #[test]
+    fn worker_threads_default_to_half_the_cpus() {
+        let got: Vec<usize> = [1, 2, 3, 16, 64]
+            .into_iter()
+            .map(|cpus| worker_threads(None, cpus))
+            .collect();
+        assert_eq!(got, [1, 1, 2, 8, 8]);
+    }
+
+    #[test]
+    fn worker_threads_flag_is_capped_at_the_cpus() {
+        assert_eq!(worker_threads(Some(8), 2), 2);
+        assert_eq!(worker_threads(Some(3), 16), 3);
+        assert_eq!(worker_threads(Some(0), 4), 1);
+    }
 }

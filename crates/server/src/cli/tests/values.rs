@@ -44,7 +44,7 @@ fn defaults_match_tritonserver() {
             http.http_header_forward_pattern.as_deref(),
             http.http_thread_count
         ),
-        (None, 8)
+        (None, None)
     );
     assert!(http.http_restricted_api.is_empty());
 
