@@ -327,11 +327,11 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "# load: port P = ${PORT[oxiserve]} (oxiserve), ${PORT[triton]} (triton); connections C = $CONCURRENCY; warm-up first: the same at C = $max_conns for $WARMUP; per C, runs alternate between the targets"
   echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   for v in $VARIANTS; do
-    echo "$PERF -m ${MODEL[$v]} -u 127.0.0.1:\$P -i http --concurrency-range \$C $(perf_args "$v" | sed "s|$WORK/|\\$WORK/|") -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
+    echo "$PERF -m ${MODEL[$v]} -u 127.0.0.1:\$P -i http --concurrency-range \$C $(perf_args "$v" | sed "s|$WORK/|\$WORK/|") -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json"
   done
   echo '```'
   echo
-  echo "Request bodies (\$BODY_*, written by the script; before timing, one request with the same body must return the right OUTPUT0 and OUTPUT1, and again after the load):"
+  echo "Request bodies (written by the script; \$WORK/<variant>.data.json holds a body's values as oxiserve-perf input data; before timing, one request with the same body must return the right OUTPUT0 and OUTPUT1, and again after the load):"
   echo
   for v in $VARIANTS; do echo "- $v (\`${MODEL[$v]}\`): ${DESC[$v]}"; done
   echo
