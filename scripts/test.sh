@@ -28,12 +28,19 @@ echo "rust: ${rust% *} passed, ${rust#* } failed"
 # the same feature set as above, so nothing compiles twice.
 scripts/tools.sh
 cargo build --workspace --bins --locked "${features[@]}"
-.venv/bin/python -m pytest tests -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
+# The end-to-end suite (tests/), then the Python stub's own tests
+# (backends/python/python/tests: the stub driven through its socket and
+# arenas, no server).
 # pytest's summary is its last line: "3 failed, 160 passed, 1 error in 4.2s".
-summary=$(tail -1 "$log")
 count() { grep -Eo "[0-9]+ $1" <<<"$summary" | grep -Eo '[0-9]+' || echo 0; }
-py_passed=$(count passed)
-py_failed=$(( $(count failed) + $(count error) ))
+py_passed=0
+py_failed=0
+for suite in tests backends/python/python/tests; do
+    .venv/bin/python -m pytest "$suite" -q -p no:cacheprovider 2>&1 | tee "$log" || status=1
+    summary=$(tail -1 "$log")
+    py_passed=$(( py_passed + $(count passed) ))
+    py_failed=$(( py_failed + $(count failed) + $(count error) ))
+done
 
 echo "all: $(( ${rust% *} + py_passed )) passed, $(( ${rust#* } + py_failed )) failed"
 exit $status

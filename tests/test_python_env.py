@@ -1,7 +1,7 @@
 """EXECUTION_ENV_PATH: one model runs in a second virtual environment the test
-creates (it reports `sys.executable`); a path that does not exist is a clear
-load error. Triton takes only packed (.tar.gz) environments there, so a plain
-venv folder is oxiserve's extension."""
+creates (it reports `sys.executable`), the stub's compiled hot path loaded in both
+interpreters; a path that does not exist is a clear load error. Triton takes only
+packed (.tar.gz) environments there, so a plain venv folder is oxiserve's extension."""
 
 import json
 import subprocess
@@ -42,8 +42,12 @@ def test_model_runs_in_its_own_venv(tmp_path):
         in_env = _report(client, "in_env")
         default = _report(client, "default_env")
         client.close()
+        log = server.output()
     assert in_env["executable"].startswith(str(env) + "/"), in_env["executable"]
     assert not default["executable"].startswith(str(env) + "/")
+    # Both zygotes (Python 3.11) load the stub's compiled frame coding.
+    ready = [line for line in log.splitlines() if "ready to fork model instances" in line]
+    assert len(ready) == 2 and all("frames coded in C" in line for line in ready), ready
 
 
 def test_missing_env_path_is_a_load_error(tmp_path):

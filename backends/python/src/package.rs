@@ -66,7 +66,7 @@ fn contents_hash() -> u64 {
         for byte in relative
             .bytes()
             .chain([0])
-            .chain(contents.bytes())
+            .chain(contents.iter().copied())
             .chain([0])
         {
             hash ^= u64::from(byte);
@@ -85,7 +85,7 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let dir = write_package(base.path()).unwrap();
         for (relative, contents) in FILES {
-            assert_eq!(fs::read_to_string(dir.join(relative)).unwrap(), *contents);
+            assert_eq!(fs::read(dir.join(relative)).unwrap(), *contents);
         }
         assert!(zygote_script(&dir).is_file());
         // A second server of the same build reuses the folder.

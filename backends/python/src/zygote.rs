@@ -61,7 +61,8 @@ pub(crate) struct Zygote {
     shared: Arc<Shared>,
     process: Mutex<Child>,
     next_token: AtomicU64,
-    /// The interpreter's Python and numpy versions, for log lines.
+    /// The interpreter's Python and numpy versions and how it codes frames
+    /// (the compiled `_frames` module or Python), for log lines.
     pub versions: String,
 }
 
@@ -275,10 +276,11 @@ fn apply(message: &Value, state: &mut State) {
     match text("op") {
         "ready" => {
             state.ready = Some(Ok(format!(
-                "Python {} ({}), numpy {}",
+                "Python {} ({}), numpy {}, frames coded in {}",
                 text("python"),
                 text("executable"),
-                text("numpy")
+                text("numpy"),
+                text("frames")
             )))
         }
         "failed" => state.ready = Some(Err(text("error").to_string())),

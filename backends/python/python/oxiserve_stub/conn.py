@@ -47,6 +47,8 @@ class Conn:
         self.in_size = len(in_mm)
         self.in_addr, self._in_pin = _addr(in_mm) if len(in_mm) else (0, None)
         self.out_mv = memoryview(out_mm)
+        self.out_size = len(out_mm)
+        self.out_addr, self._out_pin = _addr(out_mm) if len(out_mm) else (0, None)
         self.alloc = Allocator(len(out_mm))
         self.wlock = threading.Lock()
         self.pending = collections.deque()
@@ -119,6 +121,15 @@ class Conn:
                     self._write(data)
             finally:
                 self.wlock.release()
+
+    def alloc_block(self, size):
+        """A block of arena_out; raises ArenaFull when even the Release frames that may be
+        waiting to be read free too little."""
+        try:
+            return self.alloc.alloc(size)
+        except Exception:
+            self.inbox.drain()
+            return self.alloc.alloc(size)
 
     # -------------------------------------------------------------- round trips
     def call(self, kind, tag, parts, waiter):

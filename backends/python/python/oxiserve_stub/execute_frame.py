@@ -10,6 +10,7 @@ import struct
 
 import numpy as np
 
+from .compiled import FRAMES
 from .messages import InferenceRequest
 from .protocol import NO_BLOCK, ProtocolError, tensor_tail
 from .tensors import BF16, BYTES, WIRE_NP, Block, Tensor
@@ -26,7 +27,6 @@ _NO_STRINGS = b"\x00\x00\x00\x00" b"\x00\x00\x00\x00" b"\x02\x00\x00\x00{}"
 def decode_execute(conn, body, model_name):
     """The requests of an Execute body, their input tensors viewing arena_in."""
     block, n = _BATCH_HEAD.unpack_from(body, 0)
-    p = 12
     owner = base = None
     if block != NO_BLOCK:
         if block >= conn.in_size:
@@ -34,6 +34,16 @@ def decode_execute(conn, body, model_name):
         # The owner spans the rest of the arena: views are checked against it.
         owner = Block(conn.in_addr, block, conn.in_size - block, conn.queue_release)
         base = np.asarray(owner)
+    requests, p = decode_requests(
+        body, 12, n, base, 0 if base is None else len(base), block, owner, model_name)
+    if p != len(body):
+        raise ProtocolError("Execute frame of %d bytes, %d decoded" % (len(body), p))
+    return requests
+
+
+def py_decode_requests(body, p, n, base, base_len, block, owner, model_name):
+    """The n requests of an Execute body from position p: (requests, position after
+    them). `_frames.decode_requests` is the same in C."""
     new_request = InferenceRequest.__new__
     new_tensor = Tensor.__new__
     ndarray = np.ndarray
@@ -75,12 +85,14 @@ def decode_execute(conn, body, model_name):
             if base is None:
                 raise ValueError("tensors without a block")
             o = vals[-2] - block
+            if o < 0:  # (numpy would make a view before its buffer)
+                raise ValueError("tensor before its block")
             t = new_tensor(Tensor)
             t._name = name
             t._dtype = code
             t._dims = dims
             if code == BYTES:
-                if o < 0 or o + nbytes > len(base):
+                if o + nbytes > base_len:
                     raise ValueError("tensor outside arena_in")
                 t._np = None
                 t._raw = base[o:o + nbytes]
@@ -128,6 +140,7 @@ def decode_execute(conn, body, model_name):
         r._preferred_memory = None
         r._trace = None
         requests.append(r)
-    if p != len(body):
-        raise ProtocolError("Execute frame of %d bytes, %d decoded" % (len(body), p))
-    return requests
+    return requests, p
+
+
+decode_requests = py_decode_requests if FRAMES is None else FRAMES.decode_requests

@@ -113,7 +113,7 @@ class Instance:
         c = self.c
         try:
             requests = decode_execute(c, body, c.model_name)
-        except ValueError as e:
+        except (ValueError, IndexError) as e:  # IndexError: cut short (Python decoder)
             raise P.ProtocolError(str(e))
         try:
             frame = self.run_batch(tag, requests)

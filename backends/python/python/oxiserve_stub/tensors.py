@@ -307,11 +307,7 @@ def write_tensors(conn, groups):
             size += (n + 63) & ~63 or 64
     if not laid:
         return NO_BLOCK, [[] for _ in groups]
-    try:
-        block = conn.alloc.alloc(size)
-    except Exception:
-        conn.inbox.drain()  # Release frames may be waiting to be read
-        block = conn.alloc.alloc(size)
+    block = conn.alloc_block(size)
     try:
         return block, _copy(conn, block, groups, iter(laid))
     except BaseException:

@@ -40,12 +40,13 @@ def _prepare():
         import asyncio  # noqa: F401
         import importlib.util  # noqa: F401
         from oxiserve_stub import (  # noqa: F401
-            arena, autocomplete, bls, conn, errors, execute_frame, inbox, instance, log,
-            messages, modelfile, protocol, sender, tensors)
+            arena, autocomplete, bls, compiled, conn, errors, execute_frame, inbox, instance,
+            log, messages, modelfile, protocol, sender, tensors)
     except BaseException as e:  # noqa: BLE001
         return {"op": "failed", "error": "%s: %s" % (type(e).__name__, e)}
     return {"op": "ready", "python": "%d.%d.%d" % sys.version_info[:3],
-            "numpy": numpy.__version__, "executable": sys.executable}
+            "numpy": numpy.__version__, "executable": sys.executable,
+            "frames": "Python" if compiled.FRAMES is None else "C"}
 
 
 def _set_pdeathsig():

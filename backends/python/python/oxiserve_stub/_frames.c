@@ -1,0 +1,657 @@
+/* The stub's hot path in C: an Execute frame's requests decoded into pb_utils objects,
+ * and the plain responses of a batch encoded for ExecuteDone (outputs copied into
+ * arena_out). Python's execute_frame.py and sender.py hold the same logic and are used
+ * when this module is missing; tests/test_frames.py checks that both agree.
+ *
+ * Built against the stable ABI of Python 3.11 (`_frames.abi3.so`), so one build loads
+ * in every interpreter from 3.11 on; numpy is used only through Python calls and the
+ * buffer protocol, so any numpy version works. */
+
+#define Py_LIMITED_API 0x030B0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BYTES 13
+#define BF16 14
+#define NCODES 15
+
+/* What setup() is given: the pb_utils classes, numpy.ndarray, the wire dtypes. */
+static PyObject *tensor_type, *request_type, *ndarray_type;
+static PyObject *wire_np[NCODES];
+static Py_ssize_t itemsize[NCODES];
+
+static PyObject *empty_str, *braces_str, *minus_one, *one;
+
+/* Attribute names, interned. */
+static PyObject *a_name, *a_dtype, *a_np, *a_raw, *a_dims;
+static PyObject *a_request_id, *a_corr, *a_inputs, *a_outputs, *a_model_name,
+    *a_model_version, *a_flags, *a_timeout, *a_params, *a_rid, *a_sender, *a_block,
+    *a_release_flags, *a_preferred_memory, *a_trace, *a_error;
+
+/* ------------------------------------------------------------------ reading */
+
+typedef struct {
+    const uint8_t *b;
+    Py_ssize_t len, p;
+} Reader;
+
+static int need(Reader *r, Py_ssize_t n) {
+    if (n < 0 || r->len - r->p < n) {
+        PyErr_SetString(PyExc_ValueError, "Execute frame cut short");
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t le(const uint8_t *b, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+/* Tensor and output names repeat in every request: decoded once. */
+#define NAME_CACHE 64
+#define NAME_MAX_LEN 64
+static struct {
+    Py_ssize_t len;
+    char bytes[NAME_MAX_LEN];
+    PyObject *str;
+} names[NAME_CACHE];
+static int n_names;
+
+static PyObject *name_str(const uint8_t *p, Py_ssize_t k) {
+    if (k <= NAME_MAX_LEN) {
+        for (int i = 0; i < n_names; i++)
+            if (names[i].len == k && memcmp(names[i].bytes, p, k) == 0)
+                return Py_NewRef(names[i].str);
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, k, "strict");
+    if (s && k <= NAME_MAX_LEN && n_names < NAME_CACHE) {
+        names[n_names].len = k;
+        memcpy(names[n_names].bytes, p, k);
+        names[n_names].str = Py_NewRef(s);
+        n_names++;
+    }
+    return s;
+}
+
+/* A u32-length-prefixed UTF-8 string; names go through the cache. */
+static PyObject *read_str(Reader *r, int is_name) {
+    if (need(r, 4) < 0)
+        return NULL;
+    Py_ssize_t k = (Py_ssize_t)le(r->b + r->p, 4);
+    r->p += 4;
+    if (need(r, k) < 0)
+        return NULL;
+    const uint8_t *s = r->b + r->p;
+    r->p += k;
+    if (is_name)
+        return name_str(s, k);
+    return PyUnicode_DecodeUTF8((const char *)s, k, "strict");
+}
+
+/* obj.attr = value, stealing value (NULL value: an error already set). */
+static int set_steal(PyObject *obj, PyObject *attr, PyObject *value) {
+    if (value == NULL)
+        return -1;
+    int rc = PyObject_SetAttr(obj, attr, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static PyObject *new_object(PyObject *type) {
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);
+    return alloc((PyTypeObject *)type, 0);
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+/* The corr_str, request_id and parameters of most requests: "", "", "{}". */
+static const uint8_t NO_STRINGS[14] = {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, '{', '}'};
+
+static PyObject *value_error(const char *text) {
+    PyErr_SetString(PyExc_ValueError, text);
+    return NULL;
+}
+
+/* One input tensor; r is at its name. */
+static PyObject *decode_tensor(Reader *r, PyObject *base, Py_ssize_t base_len,
+                               uint64_t block) {
+    PyObject *name = read_str(r, 1);
+    if (name == NULL)
+        return NULL;
+    PyObject *t = NULL, *dims = NULL, *arr = NULL;
+    if (need(r, 2) < 0)
+        goto fail;
+    int code = r->b[r->p], ndim = r->b[r->p + 1];
+    if (need(r, 18 + 8 * (Py_ssize_t)ndim) < 0)
+        goto fail;
+    const uint8_t *q = r->b + r->p + 2;
+    dims = PyList_New(ndim);
+    if (dims == NULL)
+        goto fail;
+    __int128 count = 1;
+    for (int i = 0; i < ndim; i++) {
+        int64_t d = (int64_t)le(q + 8 * i, 8);
+        if (count > -((__int128)1 << 64) && count < ((__int128)1 << 64))
+            count *= d;
+        PyObject *v = PyLong_FromLongLong(d);
+        if (v == NULL || PyList_SetItem(dims, i, v) < 0)
+            goto fail;
+    }
+    uint64_t offset = le(q + 8 * ndim, 8), nbytes = le(q + 8 * ndim + 8, 8);
+    r->p += 18 + 8 * (Py_ssize_t)ndim;
+    if (code >= NCODES || wire_np[code] == NULL) {
+        PyErr_Format(PyExc_ValueError, "bad dtype %d", code);
+        goto fail;
+    }
+    if (base == Py_None) {
+        value_error("tensors without a block");
+        goto fail;
+    }
+    __int128 o = (__int128)offset - (__int128)block;
+    if (o < 0) { /* (numpy would make a view before its buffer) */
+        value_error("tensor before its block");
+        goto fail;
+    }
+    t = new_object(tensor_type);
+    if (t == NULL || PyObject_SetAttr(t, a_name, name) < 0 ||
+        set_steal(t, a_dtype, PyLong_FromLong(code)) < 0 ||
+        PyObject_SetAttr(t, a_dims, dims) < 0)
+        goto fail;
+    if (code == BYTES) {
+        if (o + nbytes > base_len) {
+            value_error("tensor outside arena_in");
+            goto fail;
+        }
+        PyObject *lo = PyLong_FromSsize_t((Py_ssize_t)o),
+                 *hi = PyLong_FromSsize_t((Py_ssize_t)(o + nbytes));
+        PyObject *slice = lo && hi ? PySlice_New(lo, hi, NULL) : NULL;
+        Py_XDECREF(lo);
+        Py_XDECREF(hi);
+        if (slice == NULL)
+            goto fail;
+        arr = PyObject_GetItem(base, slice);
+        Py_DECREF(slice);
+        if (arr == NULL || PyObject_SetAttr(t, a_np, Py_None) < 0 ||
+            PyObject_SetAttr(t, a_raw, arr) < 0)
+            goto fail;
+    } else {
+        if (count * itemsize[code] != (__int128)nbytes) {
+            value_error("tensor size does not match its shape");
+            goto fail;
+        }
+        if (o > INT64_MAX) {
+            value_error("tensor outside arena_in");
+            goto fail;
+        }
+        PyObject *off = PyLong_FromLongLong((long long)o);
+        if (off == NULL)
+            goto fail;
+        arr = PyObject_CallFunctionObjArgs(ndarray_type, dims, wire_np[code], base, off,
+                                           NULL);
+        Py_DECREF(off);
+        if (arr == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) { /* past the end of the arena */
+                PyObject *type, *value, *tb;
+                PyErr_Fetch(&type, &value, &tb);
+                PyObject *text = value ? PyObject_Str(value) : NULL;
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(tb);
+                if (text) {
+                    PyErr_SetObject(PyExc_ValueError, text);
+                    Py_DECREF(text);
+                }
+            }
+            goto fail;
+        }
+        int bf16 = code == BF16;
+        if (PyObject_SetAttr(t, a_np, bf16 ? Py_None : arr) < 0 ||
+            PyObject_SetAttr(t, a_raw, bf16 ? arr : Py_None) < 0)
+            goto fail;
+    }
+    Py_DECREF(arr);
+    Py_DECREF(dims);
+    Py_DECREF(name);
+    return t;
+fail:
+    Py_XDECREF(arr);
+    Py_XDECREF(dims);
+    Py_XDECREF(t);
+    Py_DECREF(name);
+    return NULL;
+}
+
+/* One request; r is at its rid. */
+static PyObject *decode_request(Reader *r, PyObject *base, Py_ssize_t base_len,
+                                uint64_t block, PyObject *owner, PyObject *model_name) {
+    PyObject *corr_str = NULL, *request_id = NULL, *params = NULL, *inputs = NULL,
+             *outputs = NULL, *req = NULL;
+    if (need(r, 21) < 0)
+        return NULL;
+    const uint8_t *h = r->b + r->p;
+    uint64_t rid = le(h, 8), corr_u64 = le(h + 13, 8);
+    uint32_t flags = (uint32_t)le(h + 8, 4);
+    int corr_kind = h[12];
+    r->p += 21;
+    if (r->len - r->p >= (Py_ssize_t)sizeof NO_STRINGS &&
+        memcmp(r->b + r->p, NO_STRINGS, sizeof NO_STRINGS) == 0) {
+        corr_str = Py_NewRef(empty_str);
+        request_id = Py_NewRef(empty_str);
+        params = Py_NewRef(braces_str);
+        r->p += sizeof NO_STRINGS;
+    } else {
+        if ((corr_str = read_str(r, 0)) == NULL || (request_id = read_str(r, 0)) == NULL ||
+            (params = read_str(r, 0)) == NULL)
+            goto fail;
+        if (PyUnicode_GetLength(params) == 0) {
+            Py_DECREF(params);
+            params = Py_NewRef(braces_str);
+        }
+    }
+    if (need(r, 10) < 0)
+        goto fail;
+    uint64_t timeout = le(r->b + r->p, 8);
+    int n_in = (int)le(r->b + r->p + 8, 2);
+    r->p += 10;
+    if ((inputs = PyList_New(n_in)) == NULL)
+        goto fail;
+    for (int i = 0; i < n_in; i++) {
+        PyObject *t = decode_tensor(r, base, base_len, block);
+        if (t == NULL || PyList_SetItem(inputs, i, t) < 0)
+            goto fail;
+    }
+    if (need(r, 2) < 0)
+        goto fail;
+    int n_out = (int)le(r->b + r->p, 2);
+    r->p += 2;
+    if ((outputs = PyList_New(n_out)) == NULL)
+        goto fail;
+    for (int i = 0; i < n_out; i++) {
+        PyObject *s = read_str(r, 1);
+        if (s == NULL || PyList_SetItem(outputs, i, s) < 0)
+            goto fail;
+    }
+    if (corr_kind > 2) {
+        value_error("bad correlation kind");
+        goto fail;
+    }
+    req = new_object(request_type);
+    if (req == NULL || PyObject_SetAttr(req, a_request_id, request_id) < 0 ||
+        (corr_kind == 2 ? PyObject_SetAttr(req, a_corr, corr_str)
+                        : set_steal(req, a_corr, PyLong_FromUnsignedLongLong(corr_u64))) <
+            0 ||
+        PyObject_SetAttr(req, a_inputs, inputs) < 0 ||
+        PyObject_SetAttr(req, a_outputs, outputs) < 0 ||
+        PyObject_SetAttr(req, a_model_name, model_name) < 0 ||
+        PyObject_SetAttr(req, a_model_version, minus_one) < 0 ||
+        set_steal(req, a_flags, PyLong_FromUnsignedLong(flags)) < 0 ||
+        set_steal(req, a_timeout, PyLong_FromUnsignedLongLong(timeout)) < 0 ||
+        PyObject_SetAttr(req, a_params, params) < 0 ||
+        set_steal(req, a_rid, PyLong_FromUnsignedLongLong(rid)) < 0 ||
+        PyObject_SetAttr(req, a_sender, Py_None) < 0 ||
+        PyObject_SetAttr(req, a_block, owner) < 0 ||
+        PyObject_SetAttr(req, a_release_flags, one) < 0 ||
+        PyObject_SetAttr(req, a_preferred_memory, Py_None) < 0 ||
+        PyObject_SetAttr(req, a_trace, Py_None) < 0)
+        goto fail;
+    Py_DECREF(corr_str);
+    Py_DECREF(request_id);
+    Py_DECREF(params);
+    Py_DECREF(inputs);
+    Py_DECREF(outputs);
+    return req;
+fail:
+    Py_XDECREF(corr_str);
+    Py_XDECREF(request_id);
+    Py_XDECREF(params);
+    Py_XDECREF(inputs);
+    Py_XDECREF(outputs);
+    Py_XDECREF(req);
+    return NULL;
+}
+
+/* decode_requests(body, p, n, base, base_len, block, owner, model_name)
+ *   -> (requests, p after them) */
+static PyObject *decode_requests(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *body, *base, *owner, *model_name;
+    Py_ssize_t p, n, base_len;
+    unsigned long long block;
+    if (!PyArg_ParseTuple(args, "OnnOnKOU", &body, &p, &n, &base, &base_len, &block, &owner,
+                          &model_name))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Reader r = {view.buf, view.len, p};
+    PyObject *requests = NULL;
+    if (p < 0 || p > view.len) {
+        value_error("Execute frame cut short");
+        goto done;
+    }
+    if ((requests = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *req = decode_request(&r, base, base_len, block, owner, model_name);
+        if (req == NULL || PyList_Append(requests, req) < 0) {
+            Py_XDECREF(req);
+            Py_CLEAR(requests);
+            goto done;
+        }
+        Py_DECREF(req);
+    }
+done:
+    PyBuffer_Release(&view);
+    if (requests == NULL)
+        return NULL;
+    return Py_BuildValue("(Nn)", requests, r.p);
+}
+
+/* ------------------------------------------------------------------ encoding */
+
+typedef struct {
+    char *b;
+    Py_ssize_t len, cap;
+} Out;
+
+static int put(Out *o, const void *data, Py_ssize_t n) {
+    if (o->len + n > o->cap) {
+        Py_ssize_t cap = o->cap * 2 + n;
+        char *b = PyMem_Realloc(o->b, cap);
+        if (b == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        o->b = b;
+        o->cap = cap;
+    }
+    memcpy(o->b + o->len, data, n);
+    o->len += n;
+    return 0;
+}
+
+static int put_le(Out *o, uint64_t v, int n) {
+    uint8_t b[8];
+    for (int i = 0; i < n; i++, v >>= 8)
+        b[i] = (uint8_t)v;
+    return put(o, b, n);
+}
+
+/* An output tensor the fast path can send: a C-contiguous array of a plain dtype. */
+typedef struct {
+    PyObject *name; /* borrowed from the Tensor */
+    int code;
+    Py_buffer view;
+    Py_ssize_t rel; /* its offset in the block */
+} Plain;
+
+#define MAX_PLAIN 256
+
+/* The Tensor's array when the fast path can send it, else NULL (no error set unless
+ * one happened: then -1). */
+static int plain(PyObject *t, Plain *out) {
+    PyObject *code_obj = PyObject_GetAttr(t, a_dtype);
+    if (code_obj == NULL)
+        return -1;
+    long code = PyLong_AsLong(code_obj);
+    Py_DECREF(code_obj);
+    if (code == -1 && PyErr_Occurred())
+        return -1;
+    if (code <= 0 || code >= NCODES || code == BYTES || code == BF16)
+        return 0;
+    PyObject *arr = PyObject_GetAttr(t, a_np);
+    if (arr == NULL)
+        return -1;
+    if (arr == Py_None || !PyObject_TypeCheck(arr, (PyTypeObject *)ndarray_type)) {
+        Py_DECREF(arr);
+        return 0;
+    }
+    int rc = PyObject_GetBuffer(arr, &out->view, PyBUF_C_CONTIGUOUS);
+    Py_DECREF(arr);
+    if (rc < 0) { /* not contiguous: the Python path copies it */
+        PyErr_Clear();
+        return 0;
+    }
+    if (out->view.itemsize != itemsize[code]) {
+        PyBuffer_Release(&out->view);
+        return 0;
+    }
+    out->code = (int)code;
+    return 1;
+}
+
+/* encode_responses(pairs, alloc, out_addr, out_size) -> bytes, or None when a response
+ * needs the Python path (an error, parameters, BYTES/BF16 or non-array outputs).
+ * pairs: [(InferenceResponse, requested output names)]. The bytes are `u64 block` and
+ * each response, as sender.encode_responses appends them; alloc(size) gives the block. */
+static PyObject *encode_responses(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *pairs, *alloc;
+    unsigned long long out_addr, out_size;
+    if (!PyArg_ParseTuple(args, "OOKK", &pairs, &alloc, &out_addr, &out_size))
+        return NULL;
+    if (!PyList_Check(pairs))
+        return value_error("pairs must be a list");
+    Py_ssize_t n_pairs = PyList_Size(pairs);
+    Plain plains[MAX_PLAIN];
+    int counts[MAX_PLAIN];
+    int n = 0, ok = 1;
+    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
+    int n_lists = 0;
+    Out o = {NULL, 0, 0};
+    Py_ssize_t size = 0;
+    if (n_pairs > MAX_PLAIN)
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < n_pairs && ok; i++) {
+        PyObject *pair = PyList_GetItem(pairs, i);
+        if (pair == NULL || !PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
+            ok = 0;
+            break;
+        }
+        PyObject *resp = PyTuple_GetItem(pair, 0), *requested = PyTuple_GetItem(pair, 1);
+        PyObject *err = PyObject_GetAttr(resp, a_error);
+        PyObject *params = err ? PyObject_GetAttr(resp, a_params) : NULL;
+        PyObject *outputs = params ? PyObject_GetAttr(resp, a_outputs) : NULL;
+        if (outputs == NULL) {
+            Py_XDECREF(err);
+            Py_XDECREF(params);
+            goto error;
+        }
+        int plain_resp = err == Py_None && PyUnicode_Check(params) &&
+                         (PyUnicode_CompareWithASCIIString(params, "{}") == 0 ||
+                          PyUnicode_GetLength(params) == 0) &&
+                         PyList_Check(outputs);
+        Py_DECREF(err);
+        Py_DECREF(params);
+        tensors_of[n_lists++] = outputs;
+        counts[i] = 0;
+        if (!plain_resp) {
+            ok = 0;
+            break;
+        }
+        Py_ssize_t k = PyList_Size(outputs);
+        int filter = PyObject_IsTrue(requested);
+        if (filter < 0)
+            goto error;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *t = PyList_GetItem(outputs, j);
+            PyObject *name = PyObject_GetAttr(t, a_name);
+            if (name == NULL)
+                goto error;
+            if (filter) {
+                int wanted = PySequence_Contains(requested, name);
+                if (wanted <= 0) {
+                    Py_DECREF(name);
+                    if (wanted < 0)
+                        goto error;
+                    continue;
+                }
+            }
+            if (n == MAX_PLAIN) {
+                Py_DECREF(name);
+                ok = 0;
+                break;
+            }
+            int rc = plain(t, &plains[n]);
+            if (rc <= 0) {
+                Py_DECREF(name);
+                if (rc < 0)
+                    goto error;
+                ok = 0;
+                break;
+            }
+            plains[n].name = name; /* a new reference, released below */
+            plains[n].rel = size;
+            Py_ssize_t len = plains[n].view.len;
+            size += len ? (len + 63) & ~(Py_ssize_t)63 : 64;
+            counts[i]++;
+            n++;
+        }
+    }
+    if (!ok) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    uint64_t block = UINT64_MAX; /* NO_BLOCK */
+    if (n) {
+        PyObject *b = PyObject_CallFunction(alloc, "n", size);
+        if (b == NULL) { /* the Python path reports it */
+            PyErr_Clear();
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        block = PyLong_AsUnsignedLongLong(b);
+        Py_DECREF(b);
+        if (PyErr_Occurred())
+            goto error;
+        if (block > out_size || out_size - block < (uint64_t)size) {
+            value_error("arena_out block out of range");
+            goto error;
+        }
+        for (int i = 0; i < n; i++)
+            memcpy((char *)(uintptr_t)(out_addr + block + plains[i].rel), plains[i].view.buf,
+                   plains[i].view.len);
+    }
+    static const uint8_t ok_head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (put_le(&o, block, 8) < 0)
+        goto error;
+    int t = 0;
+    for (Py_ssize_t i = 0; i < n_pairs; i++) {
+        if (put(&o, ok_head, sizeof ok_head) < 0 || put_le(&o, counts[i], 2) < 0)
+            goto error;
+        for (int j = 0; j < counts[i]; j++, t++) {
+            Plain *pl = &plains[t];
+            Py_ssize_t k;
+            const char *s = PyUnicode_AsUTF8AndSize(pl->name, &k);
+            if (s == NULL || put_le(&o, k, 4) < 0 || put(&o, s, k) < 0)
+                goto error;
+            uint8_t head[2] = {(uint8_t)pl->code, (uint8_t)pl->view.ndim};
+            if (put(&o, head, 2) < 0)
+                goto error;
+            for (int d = 0; d < pl->view.ndim; d++)
+                if (put_le(&o, (uint64_t)pl->view.shape[d], 8) < 0)
+                    goto error;
+            if (put_le(&o, block + pl->rel, 8) < 0 || put_le(&o, pl->view.len, 8) < 0)
+                goto error;
+        }
+    }
+    result = PyBytes_FromStringAndSize(o.b, o.len);
+    goto done;
+error:
+    result = NULL;
+done:
+    for (int i = 0; i < n; i++) {
+        PyBuffer_Release(&plains[i].view);
+        Py_DECREF(plains[i].name);
+    }
+    for (int i = 0; i < n_lists; i++)
+        Py_DECREF(tensors_of[i]);
+    PyMem_Free(o.b);
+    return result;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/* setup(Tensor, InferenceRequest, numpy.ndarray, wire dtypes by code (None: unused)) */
+static PyObject *setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tensor, *request, *ndarray, *dtypes;
+    if (!PyArg_ParseTuple(args, "OOOO", &tensor, &request, &ndarray, &dtypes))
+        return NULL;
+    if (!PyType_Check(tensor) || !PyType_Check(request) || !PyType_Check(ndarray) ||
+        !PyTuple_Check(dtypes) || PyTuple_Size(dtypes) != NCODES)
+        return value_error("setup(Tensor, InferenceRequest, ndarray, 15 dtypes)");
+    for (int i = 0; i < NCODES; i++) {
+        PyObject *d = PyTuple_GetItem(dtypes, i);
+        Py_CLEAR(wire_np[i]);
+        itemsize[i] = 0;
+        if (d == Py_None)
+            continue;
+        PyObject *size = PyObject_GetAttrString(d, "itemsize");
+        if (size == NULL)
+            return NULL;
+        itemsize[i] = PyLong_AsSsize_t(size);
+        Py_DECREF(size);
+        if (itemsize[i] < 0)
+            return NULL;
+        wire_np[i] = Py_NewRef(d);
+    }
+    Py_XDECREF(tensor_type);
+    Py_XDECREF(request_type);
+    Py_XDECREF(ndarray_type);
+    tensor_type = Py_NewRef(tensor);
+    request_type = Py_NewRef(request);
+    ndarray_type = Py_NewRef(ndarray);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "Gives the module the classes it builds."},
+    {"decode_requests", decode_requests, METH_VARARGS,
+     "The requests of an Execute body: (requests, position after them)."},
+    {"encode_responses", encode_responses, METH_VARARGS,
+     "ExecuteDone's block and responses for plain responses, else None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_frames", NULL, -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__frames(void) {
+#define INTERN(var, text)                                                                   \
+    if ((var = PyUnicode_InternFromString(text)) == NULL)                                  \
+        return NULL;
+    INTERN(a_name, "_name")
+    INTERN(a_dtype, "_dtype")
+    INTERN(a_np, "_np")
+    INTERN(a_raw, "_raw")
+    INTERN(a_dims, "_dims")
+    INTERN(a_request_id, "_request_id")
+    INTERN(a_corr, "_corr")
+    INTERN(a_inputs, "_inputs")
+    INTERN(a_outputs, "_outputs")
+    INTERN(a_model_name, "_model_name")
+    INTERN(a_model_version, "_model_version")
+    INTERN(a_flags, "_flags")
+    INTERN(a_timeout, "_timeout")
+    INTERN(a_params, "_params")
+    INTERN(a_rid, "_rid")
+    INTERN(a_sender, "_sender")
+    INTERN(a_block, "_block")
+    INTERN(a_release_flags, "_release_flags")
+    INTERN(a_preferred_memory, "_preferred_memory")
+    INTERN(a_trace, "_trace")
+    INTERN(a_error, "_error")
+    INTERN(empty_str, "")
+    INTERN(braces_str, "{}")
+#undef INTERN
+    if ((minus_one = PyLong_FromLong(-1)) == NULL || (one = PyLong_FromLong(1)) == NULL)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,26 @@
+"""The compiled hot path (`_frames.c`): Execute decoding and ExecuteDone encoding.
+
+FRAMES is None where the module was not built (no C compiler or Python headers at build
+time) or cannot load in this interpreter (older than 3.11); execute_frame.py and
+sender.py then run their Python equivalents.
+"""
+
+import numpy as np
+
+from .messages import InferenceRequest
+from .tensors import WIRE_NP, Tensor
+
+
+def bind(module):
+    """Gives a loaded `_frames` module the classes it builds; returns it."""
+    module.setup(Tensor, InferenceRequest, np.ndarray,
+                 tuple(WIRE_NP.get(code) for code in range(15)))
+    return module
+
+
+try:
+    from . import _frames
+except ImportError:
+    FRAMES = None
+else:
+    FRAMES = bind(_frames)

@@ -1,0 +1,313 @@
+"""The compiled hot path (_frames.c) against its Python equivalent: the same Execute
+frames give the same requests (or both fail), the same responses give the same
+ExecuteDone bytes and arena_out contents (or the C side hands over to Python)."""
+
+import ctypes
+import importlib.machinery
+import importlib.util
+import itertools
+import mmap
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import sysconfig
+import types
+
+import numpy as np
+import pytest
+
+from oxiserve_stub import compiled, execute_frame, sender
+from oxiserve_stub import protocol as P
+from oxiserve_stub.arena import Allocator
+from oxiserve_stub.errors import TritonError
+from oxiserve_stub.messages import InferenceRequest, InferenceResponse
+from oxiserve_stub.tensors import BF16, BYTES, WIRE_NP, Tensor, serialize_bytes
+
+SOURCE = os.path.join(os.path.dirname(compiled.__file__), "_frames.c")
+ARENA = 1 << 16
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    """_frames.c built here with every warning an error, as build.rs builds it."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    include = sysconfig.get_paths()["include"]
+    if cc is None or not os.path.isfile(os.path.join(include, "Python.h")):
+        pytest.skip("no C compiler or Python headers")
+    built = str(tmp_path_factory.mktemp("frames") / "_frames.abi3.so")
+    subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                    "-fvisibility=hidden", "-I" + include, SOURCE, "-o", built], check=True)
+    loader = importlib.machinery.ExtensionFileLoader("oxiserve_stub._frames", built)
+    spec = importlib.util.spec_from_file_location("oxiserve_stub._frames", built,
+                                                  loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return compiled.bind(module)
+
+
+def _address(mm):
+    return ctypes.addressof((ctypes.c_char * 1).from_buffer(mm))
+
+
+# ------------------------------------------------------------------ Execute frames
+
+REQUEST_SLOTS = [s for s in InferenceRequest.__slots__ if s not in ("_inputs", "__weakref__")]
+
+
+class Arena:
+    """arena_in as the stub sees it, with tensors written by the test."""
+
+    def __init__(self):
+        self.mm = mmap.mmap(-1, ARENA)
+        self.released = []
+        self.conn = types.SimpleNamespace(in_addr=_address(self.mm), in_size=ARENA,
+                                          queue_release=self.released.append)
+        self.next = 64
+
+    def tensor(self, name, arr, code=None):
+        """The wire tuple of arr written at the next free offset."""
+        code = code if code is not None else (
+            BYTES if arr.dtype == np.object_ else
+            next(c for c, d in WIRE_NP.items() if d == arr.dtype and c not in (BYTES, BF16)))
+        data = serialize_bytes(arr) if code == BYTES else arr.tobytes()
+        off = self.next
+        self.mm[off:off + len(data)] = data
+        self.next += (len(data) + 63) & ~63 or 64
+        return (name, code, list(arr.shape), off, len(data))
+
+
+def _decode(impl, conn, body, monkeypatch):
+    monkeypatch.setattr(execute_frame, "decode_requests", impl)
+    return execute_frame.decode_execute(conn, body, "model")
+
+
+def _described(requests):
+    """Everything a model can see of decoded requests, as plain values."""
+    out = []
+    for r in requests:
+        fields = [getattr(r, s) for s in REQUEST_SLOTS if s != "_block"]
+        tensors = []
+        for t in r._inputs:
+            raw = None if t._raw is None else (t._raw.dtype.str, t._raw.tobytes())
+            arr = None if t._np is None else (t._np.dtype.str, t._np.shape, t._np.tobytes())
+            tensors.append((t._name, t._dtype, t._dims, raw, arr))
+        out.append((fields, tensors, r._block is not None))
+    return out
+
+
+def _varied_frame(arena):
+    t = arena.tensor
+    requests = [
+        {"rid": 1, "inputs": [t("INPUT0", np.arange(4, dtype=np.float32).reshape(1, 4)),
+                              t("INPUT1", np.ones((1, 4), np.float32))]},
+        {"rid": 2, "flags": 3, "corr": 2**64 - 1, "request_id": "req-é",
+         "parameters": '{"k": 1}', "timeout_us": 77, "outputs": ["OUT", "ÜBER"],
+         "inputs": [t("s", np.array([b"a", b"", "é".encode()], dtype=object)),
+                    t("bf", np.array([1, 2], np.uint16), code=BF16),
+                    t("scalar", np.array(5, np.int64))]},
+        {"rid": 3, "corr": "session-7", "parameters": "",
+         "inputs": [t("empty", np.zeros((0, 3), np.int8))]},
+        {"rid": 4, "inputs": [t("x%d" % code, np.ones((2, 1), d))
+                              for code, d in WIRE_NP.items() if code not in (BYTES, BF16)]},
+        {"rid": 5, "inputs": []},
+    ]
+    return P.enc_execute(7, 64, requests)[16:]
+
+
+def test_decode_agrees_with_python(frames, monkeypatch):
+    arena = Arena()
+    body = _varied_frame(arena)
+    want = _decode(execute_frame.py_decode_requests, arena.conn, body, monkeypatch)
+    got = _decode(frames.decode_requests, arena.conn, body, monkeypatch)
+    assert _described(got) == _described(want)
+    assert [r.correlation_id() for r in got] == [0, 2**64 - 1, "session-7", 0, 0]
+    assert got[2].parameters() == "{}" and got[1].requested_output_names() == ["OUT", "ÜBER"]
+    assert got[1].inputs()[0].as_numpy().tolist() == [b"a", b"", "é".encode()]
+    assert got[0].inputs()[0]._np.base.base is got[0]._block  # a view of the arena block
+    del got, want
+    assert arena.released == [64, 64]  # each decoding's block went back once
+
+
+def test_decode_of_no_block(frames, monkeypatch):
+    body = P.enc_execute(1, P.NO_BLOCK, [{"rid": 1, "inputs": [], "outputs": ["y"]}])[16:]
+    for impl in (execute_frame.py_decode_requests, frames.decode_requests):
+        (r,) = _decode(impl, Arena().conn, body, monkeypatch)
+        assert (r._rid, r._inputs, r._outputs, r._block) == (1, [], ["y"], None)
+
+
+def _bad_frames(arena):
+    t = arena.tensor("x", np.ones(4, np.float32))
+    name, code, dims, off, n = t
+
+    def one(**r):
+        return P.enc_execute(1, 64, [dict({"rid": 1}, **r)])[16:]
+
+    return {
+        "bad dtype": one(inputs=[(name, 20, dims, off, n)]),
+        "size and shape differ": one(inputs=[(name, code, [5], off, n)]),
+        "negative dimension": one(inputs=[(name, code, [-1, -4], off, n)]),
+        "past the arena": one(inputs=[(name, code, [4], ARENA - 8, n)]),
+        "before the block": one(inputs=[(name, code, [4], 0, n)]),
+        "bytes past the arena": one(inputs=[(name, BYTES, [1], ARENA - 8, 16)]),
+        "no block": P.enc_execute(1, P.NO_BLOCK, [{"rid": 1, "inputs": [t]}])[16:],
+        "bad correlation kind": one(inputs=[t]).replace(
+            struct.pack("<QIB", 1, 0, 0), struct.pack("<QIB", 1, 0, 3), 1),
+        "bad UTF-8": one(inputs=[t], request_id="ab").replace(b"ab", b"\xff\xfe", 1),
+        "trailing bytes": one(inputs=[t]) + b"\0",
+    }
+
+
+# What the stub treats as a malformed frame (Instance.on_execute and Instance.run).
+MALFORMED = (P.ProtocolError, ValueError, IndexError, struct.error)
+
+
+@pytest.mark.parametrize("case", list(_bad_frames(Arena())))
+def test_decode_rejects_what_python_rejects(frames, monkeypatch, case):
+    arena = Arena()
+    body = _bad_frames(arena)[case]
+    for impl in (execute_frame.py_decode_requests, frames.decode_requests):
+        with pytest.raises(MALFORMED):
+            _decode(impl, arena.conn, body, monkeypatch)
+
+
+def test_decode_of_every_cut_fails_cleanly(frames, monkeypatch):
+    arena = Arena()
+    body = _varied_frame(arena)
+    for cut in range(1, len(body)):
+        for impl in (execute_frame.py_decode_requests, frames.decode_requests):
+            with pytest.raises(MALFORMED):
+                _decode(impl, arena.conn, body[:cut], monkeypatch)
+    # Every decoding that got past the batch head (12 bytes) let go of its block: no
+    # reference leaked on an error path.
+    assert arena.released == [64] * 2 * (len(body) - 12)
+
+
+# ------------------------------------------------------------------ ExecuteDone encoding
+
+class OutConn:
+    """What encode_responses uses of the connection: arena_out and its allocator."""
+
+    def __init__(self, fail=False):
+        self.out_mm = mmap.mmap(-1, ARENA)
+        self.out_mv = memoryview(self.out_mm)
+        self.out_size = ARENA
+        self.out_addr = _address(self.out_mm)
+        self.alloc = Allocator(ARENA)
+        self.alloc.alloc(128)  # blocks do not start at 0
+        self.fail = fail
+
+    def alloc_block(self, size):
+        if self.fail:
+            raise RuntimeError("no room")
+        return self.alloc.alloc(size)
+
+
+def _encode(monkeypatch, impl, pairs, fail=False):
+    conn = OutConn(fail)
+    monkeypatch.setattr(sender, "FRAMES", impl)
+    out = []
+    sender.encode_responses(conn, pairs, out)
+    return b"".join(out), bytes(conn.out_mm)
+
+
+def _tensor_sets():
+    f32 = np.arange(8, dtype=np.float32).reshape(2, 4)
+    inputs = Arena()
+    name, code, dims, off, n = inputs.tensor("in", np.array([b"x"], dtype=object))
+    passthrough = Tensor._wire("P", BYTES, dims, np.frombuffer(inputs.mm, np.uint8, n, off))
+    return {
+        "plain": [[Tensor("OUTPUT0", f32), Tensor("OUTPUT1", -f32)]] * 3,
+        "every dtype": [[Tensor("t%d" % c, np.ones((1, 3), d)) for c, d in WIRE_NP.items()
+                         if c not in (BYTES, BF16)]],
+        "scalar and empty": [[Tensor("s", np.float64(2.5)), Tensor("e", np.zeros((0, 2)))]],
+        "non-contiguous input": [[Tensor("T", np.arange(12).reshape(3, 4)[:, ::2])]],
+        "no outputs": [[], []],
+        "bytes": [[Tensor("B", np.array([b"ab", "é"], dtype=object)), Tensor("F", f32)]],
+        "passed-through input": [[passthrough]],
+        "big": [[Tensor("big", np.arange(10000, dtype=np.int32))]],
+    }
+
+
+@pytest.mark.parametrize("case", list(_tensor_sets()))
+@pytest.mark.parametrize("requested", [[], ["OUTPUT1", "t9", "B", "nothing"]])
+def test_encode_agrees_with_python(frames, monkeypatch, case, requested):
+    pairs = [(InferenceResponse(ts), requested) for ts in _tensor_sets()[case]]
+    assert _encode(monkeypatch, frames, pairs) == _encode(monkeypatch, None, pairs)
+
+
+def test_encode_hands_over_what_it_does_not_encode(frames, monkeypatch):
+    f32 = np.ones(4, np.float32)
+    for pairs in (
+        [(InferenceResponse([Tensor("A", f32)], error=TritonError("bad")), [])],
+        [(InferenceResponse([Tensor("A", f32)], parameters={"p": 1}), [])],
+        [(InferenceResponse([Tensor("B", np.array([b"b"], dtype=object))]), [])],
+    ):
+        conn = OutConn()
+        assert frames.encode_responses(pairs, conn.alloc_block, conn.out_addr,
+                                       conn.out_size) is None
+        assert _encode(monkeypatch, frames, pairs) == _encode(monkeypatch, None, pairs)
+
+
+def test_encode_when_the_arena_is_full(frames, monkeypatch):
+    """alloc raising: C hands over and Python answers every response with an error."""
+    pairs = [(InferenceResponse([Tensor("A", np.ones(4, np.float32))]), [])] * 2
+    conn = OutConn(fail=True)
+    assert frames.encode_responses(pairs, conn.alloc_block, conn.out_addr,
+                                   conn.out_size) is None
+    got = _encode(monkeypatch, frames, pairs, fail=True)
+    assert got == _encode(monkeypatch, None, pairs, fail=True)
+    r = P.Reader(got[0])
+    assert r.u64() == P.NO_BLOCK
+    for _ in pairs:
+        response = r.response()
+        assert response.err_code == TritonError.INTERNAL and "no room" in response.err_msg
+        assert not response.tensors
+    r.done()
+
+
+def test_encode_rejects_a_block_outside_the_arena(frames):
+    pairs = [(InferenceResponse([Tensor("A", np.ones(4, np.float32))]), [])]
+    with pytest.raises(ValueError, match="out of range"):
+        frames.encode_responses(pairs, lambda size: ARENA, 0, ARENA)
+
+
+def test_names_are_decoded_once(frames, monkeypatch):
+    """The C side caches tensor and output names: many distinct ones stay correct."""
+    arena = Arena()
+    names = ["n%d-%s" % (i, "x" * (i % 70)) for i in range(100)]
+    requests = [{"rid": i, "outputs": [name],
+                 "inputs": [arena.tensor(name, np.ones(1, np.int8))]}
+                for i, name in zip(itertools.count(), names)]
+    body = P.enc_execute(1, 64, requests)[16:]
+    for _ in range(2):
+        got = _decode(frames.decode_requests, arena.conn, body, monkeypatch)
+        assert [(r._inputs[0]._name, r._outputs) for r in got] == [(n, [n]) for n in names]
+
+
+def test_no_reference_leaks(frames):
+    arena = Arena()
+    body = _varied_frame(arena)
+    owner = object()
+    base = np.frombuffer(arena.mm, np.uint8)[64:]
+    model = "".join(["mod", "el"])  # not interned: its count is this test's alone
+    bad = _bad_frames(arena)["size and shape differ"]
+    f32 = np.ones(4, np.float32)
+    tensor = Tensor("A", f32)
+    plain = InferenceResponse([tensor])
+    failed = InferenceResponse([tensor], error=TritonError("bad"))
+    requested = ["A"]
+    watched = [owner, base, model, f32, tensor, plain, failed, requested]
+    before = [sys.getrefcount(x) for x in watched]
+    conn = OutConn()
+    for _ in range(50):
+        frames.decode_requests(body, 12, 5, base, len(base), 64, owner, model)
+        with pytest.raises(ValueError):
+            frames.decode_requests(bad, 12, 1, base, len(base), 64, owner, model)
+        block = frames.encode_responses([(plain, requested)], conn.alloc_block,
+                                        conn.out_addr, conn.out_size)
+        conn.alloc.free(struct.unpack_from("<Q", block)[0])
+        assert frames.encode_responses([(plain, []), (failed, [])], conn.alloc_block,
+                                       conn.out_addr, conn.out_size) is None
+    assert [sys.getrefcount(x) for x in watched] == before
