@@ -126,6 +126,29 @@ fn free_instances_take_every_queued_request_then_stop() {
 }
 
 #[test]
+fn a_waiting_instance_wakes_for_each_request() {
+    // No queue delay: an idle instance waits without a timeout, so only the
+    // wake of the request's enqueue gets it going.
+    let fixture = Fixture::new(ModelDynamicBatching::default());
+    let (tx, taken) = mpsc::channel();
+    let mut source = fixture.batcher.source();
+    let instance = thread::spawn(move || {
+        while let Some(batch) = source.next_batch() {
+            for job in &batch {
+                tx.send(id(job)).unwrap();
+            }
+        }
+    });
+    for i in 0..50 {
+        thread::sleep(Duration::from_millis(1)); // the instance waits again
+        fixture.batcher.enqueue(fixture.job(i)).unwrap();
+        assert_eq!(taken.recv_timeout(WAIT), Ok(i));
+    }
+    fixture.batcher.stop();
+    instance.join().unwrap();
+}
+
+#[test]
 fn the_timer_rejects_a_late_request_while_no_instance_is_free() {
     let fixture = Fixture::new(ModelDynamicBatching {
         default_queue_policy: Some(ModelQueuePolicy {

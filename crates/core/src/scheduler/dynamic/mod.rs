@@ -14,9 +14,12 @@ mod state;
 mod state_tests;
 
 use std::{
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::{
+        Arc, Condvar, Mutex, MutexGuard,
+        atomic::{AtomicUsize, Ordering},
+    },
     thread::JoinHandle,
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use oxiserve_backend::ResponseTarget;
@@ -50,8 +53,14 @@ struct Shared {
     state: Mutex<State<Job>>,
     /// Wakes free instances: a request arrived or the batcher stopped.
     work: Condvar,
+    /// Instances waiting on `work`, changed under the `state` lock. A new
+    /// request wakes one only when some wait: a wake is a syscall, and under
+    /// load every instance is busy.
+    idle: AtomicUsize,
     /// Wakes the timer: a request arrived or the batcher stopped.
     timer: Condvar,
+    /// Whether a timer thread waits on `timer` (a queue policy has a timeout).
+    timed: bool,
     /// `batch_padding`: inputs padded to the batch's longest.
     padding: Option<Padding>,
 }
@@ -59,6 +68,31 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State<Job>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether an instance waits for work (call with the `state` lock held).
+    fn has_idle(&self) -> bool {
+        self.idle.load(Ordering::Relaxed) > 0
+    }
+
+    /// Waits on `work` as an idle instance, at most `timeout` when given.
+    fn wait_for_work<'a>(
+        &self,
+        state: MutexGuard<'a, State<Job>>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State<Job>> {
+        self.idle.fetch_add(1, Ordering::Relaxed);
+        let state = match timeout {
+            None => self.work.wait(state).unwrap_or_else(|e| e.into_inner()),
+            Some(timeout) => {
+                self.work
+                    .wait_timeout(state, timeout)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+        self.idle.fetch_sub(1, Ordering::Relaxed);
+        state
     }
 }
 
@@ -76,13 +110,16 @@ impl DynamicBatcher {
             .as_ref()
             .map(|p| p.inputs.clone())
             .unwrap_or_default();
+        let timed = has_timeouts(batching);
         let shared = Arc::new(Shared {
             state: Mutex::new(State::new(batching, config.max_batch_size)),
             work: Condvar::new(),
+            idle: AtomicUsize::new(0),
             timer: Condvar::new(),
+            timed,
             padding,
         });
-        let timer = if has_timeouts(batching) {
+        let timer = if timed {
             let shared = shared.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("batcher:{}", config.name))
@@ -123,11 +160,18 @@ impl DynamicBatcher {
             priority: parameter("priority"),
             timeout_us: parameter("timeout"),
         };
-        let refused = self.shared.lock().enqueue(job, meta, Instant::now());
+        let mut state = self.shared.lock();
+        let refused = state.enqueue(job, meta, Instant::now());
+        let wake = self.shared.has_idle();
+        drop(state);
         match refused {
             Ok(()) => {
-                self.shared.work.notify_one();
-                self.shared.timer.notify_one();
+                if wake {
+                    self.shared.work.notify_one();
+                }
+                if self.shared.timed {
+                    self.shared.timer.notify_one();
+                }
                 Ok(())
             }
             Err((job, refusal)) => {
@@ -226,7 +270,7 @@ impl BatchSource for DynamicSource {
             }
             match step.next {
                 Next::Batch(mut batch) => {
-                    if state.len() > 0 {
+                    if state.len() > 0 && shared.has_idle() {
                         // Another free instance may take what is left.
                         shared.work.notify_one();
                     }
@@ -241,16 +285,10 @@ impl BatchSource for DynamicSource {
                     return None;
                 }
                 _ if answered => continue,
-                Next::WaitForRequests => {
-                    state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
-                }
+                Next::WaitForRequests => state = shared.wait_for_work(state, None),
                 Next::WaitUntil(at) => {
                     let timeout = at.saturating_duration_since(now);
-                    state = shared
-                        .work
-                        .wait_timeout(state, timeout)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                    state = shared.wait_for_work(state, Some(timeout));
                 }
             }
         }
