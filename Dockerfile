@@ -14,7 +14,8 @@ ARG ONNXRUNTIME_VERSION=1.31.1
 ARG NUMPY_VERSION=1.26.4
 
 # The project's own release build; the binary is stripped (its debug line
-# tables are for local profiling).
+# tables are for local profiling). Python's headers let it compile the Python
+# stub's C hot path (for the 3.11 of the `full` image and later).
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
@@ -22,7 +23,9 @@ COPY crates crates
 COPY backends backends
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin oxiserve \
+    apt-get update \
+    && apt-get install -y --no-install-recommends python3-dev \
+    && cargo build --release --locked --bin oxiserve \
     && install -D --strip target/release/oxiserve /out/oxiserve
 
 # Debian's Python 3.11: the interpreter of the `full` image, and the pip that

@@ -97,8 +97,10 @@ def test_copied_sources_exist_and_reach_the_build():
     for source in sources:
         assert (REPO_ROOT / source).exists(), source
         assert source not in ignored, source
-    # The build runs the project's own release build of the binary, stripped.
+    # The build runs the project's own release build of the binary, stripped,
+    # with Python's headers for the stub's compiled frame coding.
     (run,) = instructions("build", "RUN")
+    assert "apt-get install -y --no-install-recommends python3-dev" in run
     assert "cargo build --release --locked --bin oxiserve" in run
     assert "install -D --strip target/release/oxiserve /out/oxiserve" in run
 
