@@ -133,15 +133,23 @@ static PyObject *decode_tensor(Reader *r, PyObject *base, Py_ssize_t base_len,
     dims = PyList_New(ndim);
     if (dims == NULL)
         goto fail;
+    /* The element count as Python's product gives it; beyond 64 bits it cannot match
+     * nbytes, unless a zero dimension makes it 0. */
     __int128 count = 1;
+    int huge = 0, empty = 0;
     for (int i = 0; i < ndim; i++) {
         int64_t d = (int64_t)le(q + 8 * i, 8);
-        if (count > -((__int128)1 << 64) && count < ((__int128)1 << 64))
+        empty |= d == 0;
+        if (!huge) {
             count *= d;
+            huge = count >= ((__int128)1 << 64) || count <= -((__int128)1 << 64);
+        }
         PyObject *v = PyLong_FromLongLong(d);
         if (v == NULL || PyList_SetItem(dims, i, v) < 0)
             goto fail;
     }
+    if (empty)
+        count = 0;
     uint64_t offset = le(q + 8 * ndim, 8), nbytes = le(q + 8 * ndim + 8, 8);
     r->p += 18 + 8 * (Py_ssize_t)ndim;
     if (code >= NCODES || wire_np[code] == NULL) {
@@ -180,6 +188,10 @@ static PyObject *decode_tensor(Reader *r, PyObject *base, Py_ssize_t base_len,
             PyObject_SetAttr(t, a_raw, arr) < 0)
             goto fail;
     } else {
+        if (huge && !empty) {
+            value_error("tensor size does not match its shape");
+            goto fail;
+        }
         if (count * itemsize[code] != (__int128)nbytes) {
             value_error("tensor size does not match its shape");
             goto fail;

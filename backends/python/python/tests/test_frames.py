@@ -148,6 +148,8 @@ def _bad_frames(arena):
         "bad dtype": one(inputs=[(name, 20, dims, off, n)]),
         "size and shape differ": one(inputs=[(name, code, [5], off, n)]),
         "negative dimension": one(inputs=[(name, code, [-1, -4], off, n)]),
+        "dimensions past 64 bits": one(inputs=[(name, code, [2**62, 2**62, 1], off, n)]),
+        "too big for numpy, but empty": one(inputs=[(name, code, [2**40, 2**40, 0], off, 0)]),
         "past the arena": one(inputs=[(name, code, [4], ARENA - 8, n)]),
         "before the block": one(inputs=[(name, code, [4], 0, n)]),
         "bytes past the arena": one(inputs=[(name, BYTES, [1], ARENA - 8, 16)]),
