@@ -396,7 +396,7 @@ static int put_le(Out *o, uint64_t v, int n) {
 
 /* An output tensor the fast path can send: a C-contiguous array of a plain dtype. */
 typedef struct {
-    PyObject *name; /* borrowed from the Tensor */
+    PyObject *name; /* a reference of its own */
     int code;
     Py_buffer view;
     Py_ssize_t rel; /* its offset in the block */
@@ -404,8 +404,8 @@ typedef struct {
 
 #define MAX_PLAIN 256
 
-/* The Tensor's array when the fast path can send it, else NULL (no error set unless
- * one happened: then -1). */
+/* 1 with the Tensor's array in out->view when the fast path can send it, 0 when it
+ * cannot, -1 on an error. */
 static int plain(PyObject *t, Plain *out) {
     PyObject *code_obj = PyObject_GetAttr(t, a_dtype);
     if (code_obj == NULL)

@@ -1,9 +1,10 @@
 """An `Execute` frame's body straight into pb_utils.InferenceRequest objects.
 
 The hot path of every batch: one pass over the bytes, no intermediate descriptors, no
-per-field bounds checks (unpacking past the end raises struct.error, a string cut short
-leaves the position past the end, a view outside the arena raises ValueError; the caller
-treats all of them as a malformed frame).
+per-field bounds checks (unpacking past the end raises struct.error or IndexError, a string
+cut short leaves the position past the end, a view outside the arena raises ValueError;
+the caller treats all of them as a malformed frame). `_frames.decode_requests` does the
+same in C and raises ValueError; `py_decode_requests` runs where it is not built.
 """
 
 import struct
