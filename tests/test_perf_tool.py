@@ -82,6 +82,17 @@ def test_counts_equal_server_statistics(server, tmp_path):
     assert f"requests sent: {sent}, counted by the server: {sent}" in done.stdout
 
 
+def test_more_worker_threads_count_the_same(server, tmp_path):
+    before = stats(server.url, FP32)
+    report, _ = run_report(
+        tmp_path, "-m", FP32, "-u", server.url, "--concurrency-range", 6,
+        "--worker-threads", 3, *QUICK,
+    )
+    sent = report["totals"]["requests_sent"]
+    assert _server_delta(server, FP32, before, sent)[0] == sent == report["totals"]["server_requests"]
+    _check_point(report["points"][0])
+
+
 def test_csv_has_perf_analyzer_columns(server, tmp_path):
     csv = tmp_path / "out.csv"
     report, _ = run_report(
@@ -483,6 +494,7 @@ def unused_port():
     (["--shape", "NOPE:3"], ["'NOPE'", "INPUT0"]),
     (["--shape", "INPUT0:3,3"], ["does not fit"]),
     (["--concurrency-range", "4:2"], ["below start"]),
+    (["--worker-threads", "0"], ["--worker-threads", "'0'"]),
     (["-b", "9"], ["max_batch_size 8"]),
     (["--input-data", "/no/such/file.json"], ["/no/such/file.json"]),
 ])

@@ -89,6 +89,12 @@ pub struct RunArgs {
     /// Open loop: connections that carry the scheduled requests.
     #[arg(long = "max-threads", default_value_t = 64)]
     pub max_threads: u32,
+    /// Threads that drive the connections. One sustains tens of thousands of
+    /// requests per second and, on a machine shared with the server, takes
+    /// the least CPU from it; more help only a load generator with CPUs of
+    /// its own.
+    #[arg(long = "worker-threads", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub worker_threads: u32,
     /// Instead of walking the range, search it for the highest load whose
     /// latency stays under --latency-threshold.
     #[arg(long = "binary-search", requires = "latency_threshold")]

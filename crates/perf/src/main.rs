@@ -42,10 +42,20 @@ use crate::{
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let threads = match (&cli.command, &cli.run) {
+        (Some(Command::Analyze(args)), _) => args.run.worker_threads,
+        (None, Some(args)) => args.worker_threads,
+        (None, None) => 1,
+    };
+    let mut builder = match threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(n as usize);
+            builder
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
