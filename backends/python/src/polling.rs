@@ -9,7 +9,9 @@
 //! time it sleeps at once until frames come that often again, so a slow
 //! trickle of requests costs no polling CPU. (With a limit of one polling
 //! time, both sides of a lone client's requests could settle into sleeping:
-//! each waits longer because the other woke slowly.)
+//! each waits longer because the other woke slowly.) Its owner can also
+//! forbid polling for a while ([`PollingReader::set_polling`]): the pump does
+//! under load, when polling would only take turns from threads with work.
 
 use std::{
     io::{self, Read},
@@ -30,6 +32,8 @@ pub(crate) struct PollingReader {
     spin: Duration,
     /// Whether the last read found data within [`SOON`] times `spin`.
     soon: bool,
+    /// Whether the next read may poll at all (see [`Self::set_polling`]).
+    polling: bool,
 }
 
 impl PollingReader {
@@ -38,7 +42,13 @@ impl PollingReader {
             socket,
             spin,
             soon: true,
+            polling: true,
         }
+    }
+
+    /// Allows or forbids polling in the reads that follow.
+    pub fn set_polling(&mut self, polling: bool) {
+        self.polling = polling;
     }
 
     /// The data if some arrives within `spin`.
@@ -65,6 +75,7 @@ impl Read for PollingReader {
         }
         let start = Instant::now();
         if self.soon
+            && self.polling
             && let Some(n) = self.poll(buf, start)?
         {
             return Ok(n);
@@ -103,5 +114,50 @@ mod tests {
         );
         assert_eq!(reader.read(&mut buf).unwrap(), 0, "closed socket reads 0");
         assert!(reader.soon, "data (here: the end) at once resumes it");
+    }
+
+    /// CPU time this thread has used.
+    fn thread_cpu() -> Duration {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec for the call to fill in.
+        assert_eq!(
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) },
+            0
+        );
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    }
+
+    /// The CPU a read uses while its data comes 200 ms late.
+    fn cpu_of_a_late_read(reader: &mut PollingReader, writer: &mut UnixStream) -> Duration {
+        let mut late = writer.try_clone().unwrap();
+        let writing = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            late.write_all(b"x").unwrap();
+        });
+        let before = thread_cpu();
+        let mut buf = [0u8; 8];
+        assert_eq!(reader.read(&mut buf).unwrap(), 1);
+        let used = thread_cpu() - before;
+        writing.join().unwrap();
+        used
+    }
+
+    #[test]
+    fn a_reader_told_not_to_poll_sleeps_at_once() {
+        let (mut writer, reader) = UnixStream::pair().unwrap();
+        let mut reader = PollingReader::new(reader, Duration::from_secs(10));
+        let polled = cpu_of_a_late_read(&mut reader, &mut writer);
+        assert!(
+            polled > Duration::from_millis(5),
+            "polling spins: {polled:?}"
+        );
+        reader.set_polling(false);
+        let slept = cpu_of_a_late_read(&mut reader, &mut writer);
+        assert!(slept < Duration::from_millis(5), "no polling: {slept:?}");
+        reader.set_polling(true);
+        assert!(cpu_of_a_late_read(&mut reader, &mut writer) > Duration::from_millis(5));
     }
 }

@@ -86,7 +86,12 @@ impl Pump {
         let mut frame = Vec::new();
         let outcome = loop {
             match read_frame(&mut reader, &mut frame).and_then(|()| protocol::decode(&frame)) {
-                Ok(message) => self.handle(message, &release),
+                Ok(message) => {
+                    if let FromStub::ExecuteDone { responses, .. } = &message {
+                        reader.get_mut().set_polling(polls_after(responses.len()));
+                    }
+                    self.handle(message, &release)
+                }
                 Err(e) => break e,
             }
         };
@@ -290,6 +295,16 @@ impl Pump {
         }
         self.tell(Event::Died(message));
     }
+}
+
+/// Whether the pump polls for the next frame after a batch that answered
+/// `responses` requests. A batch of several means requests queued: the
+/// CPUs are busy, polling would take a turn from a thread with work, and
+/// the next batch's answer is a whole execution away. A batch of one (or a
+/// decoupled model's, answered by `Send` frames) means a light load, where
+/// polling spares the stub the wake-up of a sleeping pump.
+fn polls_after(responses: usize) -> bool {
+    responses <= 1
 }
 
 /// Reads one frame (the bytes after its length prefix) into `frame`.
