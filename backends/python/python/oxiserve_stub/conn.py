@@ -13,7 +13,7 @@ import threading
 
 
 from . import protocol as P
-from .arena import Allocator
+from .arena import Allocator, ArenaFull
 
 CONN = None  # the current process's Conn (None outside an instance process)
 
@@ -127,7 +127,7 @@ class Conn:
         waiting to be read free too little."""
         try:
             return self.alloc.alloc(size)
-        except Exception:
+        except ArenaFull:
             self.inbox.drain()
             return self.alloc.alloc(size)
 
