@@ -16,8 +16,11 @@ ALLOWED = {
     "oxiserve-backend": {"oxiserve-types", "oxiserve-proto", "oxiserve-config"},
     "oxiserve-core": {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend"},
 }
-ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
-ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
+# TLS for the frontends' listeners (certificate files, handshakes): no other
+# workspace crate, no protocol framework; the frontends use it.
+ALLOWED["oxiserve-tls"] = set()
+ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserve-tls"}
+ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserve-tls"}
 # S3 repositories: the core's RepositorySync, no frontend.
 ALLOWED["oxiserve-s3"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
 # The load generator is a client: it shares the vocabulary, the messages and the
@@ -27,7 +30,10 @@ ALLOWED["oxiserve-perf"] = {"oxiserve-types", "oxiserve-proto", "oxiserve-config
 # Backends (backends/*) see the contract only.
 BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Crates that must stay free of protocol frameworks.
-PROTOCOL_FREE = {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core"}
+PROTOCOL_FREE = {
+    "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core",
+    "oxiserve-tls",
+}
 FRAMEWORKS = {"axum", "hyper", "tonic", "tower-http"}
 # oxiserve-proto may hold the generated gRPC service code behind this
 # optional feature (off by default); only the frontends may turn it on.

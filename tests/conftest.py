@@ -11,6 +11,7 @@ from catalog import main_models
 from helpers import Http
 from models import write_repository
 from servers import TARGET, Server
+from tls_certs import Authority
 
 
 def pytest_configure(config):
@@ -81,3 +82,14 @@ def start_server(tmp_path):
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def pki(tmp_path):
+    """A CA (ca.pem), a server certificate of it (server.pem, server.key) and a
+    client certificate of it (client.pem, client.key), in `tmp_path`."""
+    ca = Authority("test CA")
+    ca.write(tmp_path / "ca.pem")
+    ca.issue(tmp_path / "server.pem", tmp_path / "server.key")
+    ca.issue(tmp_path / "client.pem", tmp_path / "client.key", client=True, pkcs8=False)
+    return tmp_path

@@ -7,8 +7,12 @@ import socket
 import threading
 import time
 
+import grpc
+import numpy as np
 import pytest
+from tritonclient.grpc import service_pb2
 
+from grpc_helpers import Stub
 from helpers import Http, wait_for
 from models import Tensor, ModelSpec, write_repository
 from servers import TARGET, Server
@@ -82,3 +86,32 @@ def test_requests_of_gone_clients_are_not_executed(slow_server):
         )
         assert stats["execution_count"] - before == 2, stats
         assert stats["inference_stats"]["fail"]["count"] == 5, stats
+
+
+@pytest.mark.oxiserve_only
+def test_grpc_calls_cancelled_by_their_clients_are_not_executed(slow_server):
+    """The same over gRPC: calls whose deadline passes while they wait in
+    the queue are cancelled by the client and never run."""
+    stub = Stub(slow_server.grpc_url)
+    with Http(slow_server.url) as http:
+        before = _stats(http)
+        request = service_pb2.ModelInferRequest(model_name="slow")
+        request.inputs.add(name="INPUT0", datatype="INT32", shape=[1])
+        request.raw_input_contents.append(np.array([7], dtype=np.int32).tobytes())
+        occupying = stub.ModelInfer.future(request, timeout=30)
+        time.sleep(0.1)
+        gone = [stub.ModelInfer.future(request, timeout=0.1) for _ in range(5)]
+        for call in gone:
+            with pytest.raises(grpc.RpcError) as cancelled:
+                call.result()
+            assert cancelled.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        occupying.result()
+        stub.ModelInfer(request, timeout=30)
+        stats = wait_for(
+            lambda: (s := _stats(http))["execution_count"] - before["execution_count"] >= 2 and s,
+            what="both live calls executed",
+        )
+        time.sleep(DELAY_MS / 1000 * 2)  # time for a wrongly kept call to run
+        stats = _stats(http)
+    stub.close()
+    assert stats["execution_count"] - before["execution_count"] == 2, stats

@@ -88,6 +88,18 @@ def test_contents_beside_raw_contents(stub):
     )
 
 
+@pytest.mark.oxiserve_only
+def test_surplus_raw_contents_are_refused(stub):
+    # Triton ignores raw contents no input reads.
+    request = int32_request("id_int32")
+    request.raw_input_contents.append(b"\0" * 12)
+    expect_rpc_error(
+        lambda: stub.ModelInfer(request),
+        "INVALID_ARGUMENT",
+        "2 raw_input_contents given for model 'id_int32' but only 1 of its inputs read one",
+    )
+
+
 def _with_parameter(key, **value):
     request = int32_request("id_int32")
     request.parameters[key].CopyFrom(service_pb2.InferParameter(**value))

@@ -2,6 +2,7 @@
 keepalive, connection age, and --allow-grpc=false."""
 
 import numpy as np
+import pytest
 import tritonclient.grpc as grpcclient
 
 from grpc_helpers import expect_grpc_error, infer_input
@@ -56,3 +57,19 @@ def test_restricted_protocol(start_server):
         # Other APIs are open.
         assert client.is_server_live()
         assert client.get_model_metadata("guarded").name == "guarded"
+
+
+@pytest.mark.oxiserve_only
+def test_messages_over_the_input_size_limit_are_refused(start_server):
+    """--grpc-max-input-size caps request messages (Triton takes 2 GiB)."""
+    server = start_server([identity("capped", "INT32")], "--grpc-max-input-size=1048576")
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        big = np.zeros((1, 300_000), dtype=np.int32)  # 1.2 MB of raw contents
+        expect_grpc_error(
+            lambda: client.infer("capped", [infer_input("INPUT0", big, "INT32")]),
+            "OUT_OF_RANGE",
+            "decoded message length too large: found 1200035 bytes, the limit is: 1048576",
+        )
+        small = np.zeros((1, 200_000), dtype=np.int32)
+        result = client.infer("capped", [infer_input("INPUT0", small, "INT32")])
+        assert result.as_numpy("OUTPUT0").shape == (1, 200_000)

@@ -6,6 +6,7 @@ mod backends;
 mod infer;
 mod model;
 pub mod repository;
+mod restriction;
 mod scheduler;
 mod server;
 mod shared_memory;
@@ -14,9 +15,10 @@ mod stats;
 pub use backends::BackendRegistry;
 pub use infer::{ResponseStream, StreamEvent};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
+pub use restriction::{RestrictedCategory, Restrictions};
 pub use server::{
     IndexEntry, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Poller,
-    RepositorySync, Server, ServerConfig,
+    RepositorySync, Server, ServerConfig, ServerLimits,
 };
 pub use shared_memory::{RegionStatus, SharedMemoryRegistry, cuda_register, cuda_status};
 pub use stats::{

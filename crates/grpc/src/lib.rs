@@ -17,11 +17,13 @@ mod service;
 mod shared_memory;
 mod statistics;
 mod stream;
+mod tls;
 mod trace;
 mod transport;
 mod version;
 
 pub use error::{code_for, status};
 pub use metadata::EXTENSIONS;
-pub use restriction::{Api, Restrictions};
+pub use restriction::restricted_header;
+pub use tls::tls_acceptor;
 pub use transport::{GrpcOptions, serve};

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use oxiserve_core::Server;
+use oxiserve_core::{RestrictedCategory, Restrictions};
 use oxiserve_proto::inference::{
     CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse,
     CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse,
@@ -24,10 +25,8 @@ use tokio::sync::watch;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::{
-    error::status,
-    infer, logging, metadata, repository,
-    restriction::{Api, Restrictions},
-    shared_memory, statistics, stream, trace,
+    error::status, infer, logging, metadata, repository, restriction, shared_memory, statistics,
+    stream, trace,
 };
 
 /// The inference service over the core.
@@ -53,9 +52,10 @@ impl InferenceService {
         }
     }
 
-    /// Refuses a call of `api` that lacks the header its restriction asks for.
-    fn allow<T>(&self, api: Api, request: &Request<T>) -> Result<(), Status> {
-        self.restrictions.check(api, request.metadata())
+    /// Refuses a call of `category` that lacks the header its restriction
+    /// asks for.
+    fn allow<T>(&self, category: RestrictedCategory, request: &Request<T>) -> Result<(), Status> {
+        restriction::check(&self.restrictions, category, request.metadata())
     }
 }
 
@@ -70,7 +70,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ServerLiveRequest>,
     ) -> Result<Response<ServerLiveResponse>, Status> {
-        self.allow(Api::Health, &request)?;
+        self.allow(RestrictedCategory::Health, &request)?;
         Ok(Response::new(ServerLiveResponse {
             live: self.server.is_live(),
         }))
@@ -80,7 +80,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ServerReadyRequest>,
     ) -> Result<Response<ServerReadyResponse>, Status> {
-        self.allow(Api::Health, &request)?;
+        self.allow(RestrictedCategory::Health, &request)?;
         Ok(Response::new(ServerReadyResponse {
             ready: self.server.is_ready(),
         }))
@@ -90,7 +90,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelReadyRequest>,
     ) -> Result<Response<ModelReadyResponse>, Status> {
-        self.allow(Api::Health, &request)?;
+        self.allow(RestrictedCategory::Health, &request)?;
         reply(metadata::model_ready(&self.server, request.into_inner()))
     }
 
@@ -98,7 +98,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ServerMetadataRequest>,
     ) -> Result<Response<ServerMetadataResponse>, Status> {
-        self.allow(Api::Metadata, &request)?;
+        self.allow(RestrictedCategory::Metadata, &request)?;
         Ok(Response::new(metadata::server_metadata(&self.server)))
     }
 
@@ -106,7 +106,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelMetadataRequest>,
     ) -> Result<Response<ModelMetadataResponse>, Status> {
-        self.allow(Api::Metadata, &request)?;
+        self.allow(RestrictedCategory::Metadata, &request)?;
         reply(metadata::model_metadata(&self.server, request.into_inner()))
     }
 
@@ -114,7 +114,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelInferRequest>,
     ) -> Result<Response<ModelInferResponse>, Status> {
-        self.allow(Api::Inference, &request)?;
+        self.allow(RestrictedCategory::Inference, &request)?;
         reply(infer::model_infer(&self.server, request.into_inner()).await)
     }
 
@@ -124,7 +124,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<Streaming<ModelInferRequest>>,
     ) -> Result<Response<Self::ModelStreamInferStream>, Status> {
-        self.allow(Api::Inference, &request)?;
+        self.allow(RestrictedCategory::Inference, &request)?;
         let outbound = stream::start(self.server.clone(), request, self.stopping.clone());
         Ok(Response::new(outbound))
     }
@@ -133,7 +133,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelConfigRequest>,
     ) -> Result<Response<ModelConfigResponse>, Status> {
-        self.allow(Api::ModelConfig, &request)?;
+        self.allow(RestrictedCategory::ModelConfig, &request)?;
         reply(metadata::model_config(&self.server, request.into_inner()))
     }
 
@@ -141,7 +141,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelStatisticsRequest>,
     ) -> Result<Response<ModelStatisticsResponse>, Status> {
-        self.allow(Api::Statistics, &request)?;
+        self.allow(RestrictedCategory::Statistics, &request)?;
         reply(statistics::model_statistics(
             &self.server,
             request.into_inner(),
@@ -152,7 +152,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryIndexRequest>,
     ) -> Result<Response<RepositoryIndexResponse>, Status> {
-        self.allow(Api::ModelRepository, &request)?;
+        self.allow(RestrictedCategory::ModelRepository, &request)?;
         repository::index(&self.server, request.into_inner())
             .await
             .map(Response::new)
@@ -162,7 +162,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryModelLoadRequest>,
     ) -> Result<Response<RepositoryModelLoadResponse>, Status> {
-        self.allow(Api::ModelRepository, &request)?;
+        self.allow(RestrictedCategory::ModelRepository, &request)?;
         repository::load(&self.server, request.into_inner()).await?;
         Ok(Response::new(RepositoryModelLoadResponse {}))
     }
@@ -171,7 +171,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryModelUnloadRequest>,
     ) -> Result<Response<RepositoryModelUnloadResponse>, Status> {
-        self.allow(Api::ModelRepository, &request)?;
+        self.allow(RestrictedCategory::ModelRepository, &request)?;
         repository::unload(&self.server, request.into_inner()).await?;
         Ok(Response::new(RepositoryModelUnloadResponse {}))
     }
@@ -180,7 +180,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<SystemSharedMemoryStatusRequest>,
     ) -> Result<Response<SystemSharedMemoryStatusResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         reply(shared_memory::system_status(
             &self.server,
             request.into_inner(),
@@ -191,7 +191,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<SystemSharedMemoryRegisterRequest>,
     ) -> Result<Response<SystemSharedMemoryRegisterResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         shared_memory::system_register(&self.server, request.into_inner()).map_err(status)?;
         Ok(Response::new(SystemSharedMemoryRegisterResponse {}))
     }
@@ -200,7 +200,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<SystemSharedMemoryUnregisterRequest>,
     ) -> Result<Response<SystemSharedMemoryUnregisterResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         shared_memory::system_unregister(&self.server, request.into_inner());
         Ok(Response::new(SystemSharedMemoryUnregisterResponse {}))
     }
@@ -209,7 +209,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<CudaSharedMemoryStatusRequest>,
     ) -> Result<Response<CudaSharedMemoryStatusResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         reply(shared_memory::cuda_status_of(request.into_inner()))
     }
 
@@ -217,7 +217,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<CudaSharedMemoryRegisterRequest>,
     ) -> Result<Response<CudaSharedMemoryRegisterResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         shared_memory::cuda_register_region(request.into_inner()).map_err(status)?;
         Ok(Response::new(CudaSharedMemoryRegisterResponse {}))
     }
@@ -226,7 +226,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<CudaSharedMemoryUnregisterRequest>,
     ) -> Result<Response<CudaSharedMemoryUnregisterResponse>, Status> {
-        self.allow(Api::SharedMemory, &request)?;
+        self.allow(RestrictedCategory::SharedMemory, &request)?;
         Ok(Response::new(CudaSharedMemoryUnregisterResponse {}))
     }
 
@@ -234,7 +234,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<TraceSettingRequest>,
     ) -> Result<Response<TraceSettingResponse>, Status> {
-        self.allow(Api::Trace, &request)?;
+        self.allow(RestrictedCategory::Trace, &request)?;
         reply(trace::trace_setting(&self.server, request.into_inner()))
     }
 
@@ -242,7 +242,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<LogSettingsRequest>,
     ) -> Result<Response<LogSettingsResponse>, Status> {
-        self.allow(Api::Logging, &request)?;
+        self.allow(RestrictedCategory::Logging, &request)?;
         reply(logging::log_settings(&self.server, request.into_inner()))
     }
 }

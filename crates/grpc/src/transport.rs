@@ -1,9 +1,9 @@
 //! The HTTP/2 server under the services: message size limits, compression,
-//! keepalive, connection age and graceful shutdown.
+//! keepalive, connection age, TLS and graceful shutdown.
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use oxiserve_core::Server;
+use oxiserve_core::{Restrictions, Server};
 use oxiserve_proto::{
     health::health_server::HealthServer,
     inference::grpc_inference_service_server::GrpcInferenceServiceServer,
@@ -14,10 +14,12 @@ use tonic::{
     transport::server::{Server as TonicServer, TcpIncoming},
 };
 
-use crate::{health::HealthService, restriction::Restrictions, service::InferenceService};
+use oxiserve_tls::{TlsAcceptor, TlsListener};
 
-/// The largest message either way, as in Triton (`INT32_MAX` bytes).
-const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+use crate::{health::HealthService, service::InferenceService, tls::TlsIncoming};
+
+/// The largest response message, as in Triton (`INT32_MAX` bytes).
+const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
 
 /// Settings of the gRPC frontend (the `--grpc-*` flags it honours).
 #[derive(Debug, Clone)]
@@ -38,6 +40,13 @@ pub struct GrpcOptions {
     pub compress_responses: bool,
     /// Headers some API groups require (`--grpc-restricted-protocol`).
     pub restrictions: Restrictions,
+    /// The largest request message, decompressed (`--grpc-max-input-size`;
+    /// Triton takes up to 2 GiB, which lets a client make the server hold
+    /// twice that).
+    pub max_request_bytes: usize,
+    /// Serve TLS with this acceptor (`--grpc-use-ssl`; see
+    /// [`tls_acceptor`](crate::tls_acceptor)); plain TCP when `None`.
+    pub tls: Option<TlsAcceptor>,
 }
 
 impl Default for GrpcOptions {
@@ -49,6 +58,8 @@ impl Default for GrpcOptions {
             max_connection_age_grace: None,
             compress_responses: false,
             restrictions: Restrictions::default(),
+            max_request_bytes: 64 * 1024 * 1024,
+            tls: None,
         }
     }
 }
@@ -73,8 +84,8 @@ pub async fn serve(
     ))
     .accept_compressed(CompressionEncoding::Gzip)
     .accept_compressed(CompressionEncoding::Deflate)
-    .max_decoding_message_size(MAX_MESSAGE_BYTES)
-    .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    .max_decoding_message_size(options.max_request_bytes)
+    .max_encoding_message_size(MAX_RESPONSE_BYTES);
     if options.compress_responses {
         inference = inference.send_compressed(CompressionEncoding::Gzip);
     }
@@ -87,12 +98,21 @@ pub async fn serve(
     if let Some(grace) = options.max_connection_age_grace {
         builder = builder.max_connection_age_grace(grace);
     }
-    builder
+    let router = builder
         .add_service(inference)
-        .add_service(HealthServer::new(HealthService::new(server)))
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await
+        .add_service(HealthServer::new(HealthService::new(server)));
+    match options.tls {
+        Some(acceptor) => {
+            let incoming = TlsIncoming(TlsListener::new(listener, acceptor));
+            router
+                .serve_with_incoming_shutdown(incoming, shutdown)
+                .await
+        }
+        None => {
+            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+            router
+                .serve_with_incoming_shutdown(incoming, shutdown)
+                .await
+        }
+    }
 }

@@ -9,40 +9,46 @@ mod compression;
 mod error;
 mod handlers;
 mod router;
+mod serve;
 
-use std::{future::Future, io};
+use std::time::Duration;
 
-use oxiserve_core::Server;
-use tokio::net::TcpListener;
+use oxiserve_core::Restrictions;
+use oxiserve_tls::TlsAcceptor;
 
 pub use error::status_for;
 pub use handlers::metadata::EXTENSIONS;
 pub use router::router;
+pub use serve::serve;
 
 /// Settings of the HTTP frontend.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Largest request body accepted, in bytes (after decompression).
     pub max_body_bytes: usize,
+    /// Connections served at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (and the longest a
+    /// keep-alive connection stays idle).
+    pub header_timeout: Duration,
+    /// Longest wait for the next part of a request body.
+    pub body_timeout: Duration,
+    /// API groups that need a header (`--http-restricted-api`).
+    pub restrictions: Restrictions,
+    /// Serve HTTPS with this acceptor (`--http-use-ssl`); plain HTTP when
+    /// `None`.
+    pub tls: Option<TlsAcceptor>,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             max_body_bytes: 64 * 1024 * 1024,
+            max_connections: 4096,
+            header_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(60),
+            restrictions: Restrictions::default(),
+            tls: None,
         }
     }
-}
-
-/// Serves `server` on `listener` until `shutdown` completes; requests in
-/// flight then finish.
-pub async fn serve(
-    listener: TcpListener,
-    server: Server,
-    options: HttpOptions,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> io::Result<()> {
-    axum::serve(listener, router(server, &options))
-        .with_graceful_shutdown(shutdown)
-        .await
 }

@@ -2,13 +2,17 @@
 
 use axum::{
     Router,
-    extract::DefaultBodyLimit,
-    routing::{get, post},
+    extract::{DefaultBodyLimit, Request},
+    http::StatusCode,
+    middleware::{self, Next},
+    response::IntoResponse,
+    routing::{MethodRouter, get, post},
 };
-use oxiserve_core::Server;
+use oxiserve_core::{RestrictedCategory, Server};
 
 use crate::{
     HttpOptions,
+    error::ApiError,
     handlers::{self, health, infer, logging, metadata, repository, shared_memory, statistics},
 };
 
@@ -68,29 +72,76 @@ fn shared_memory_routes() -> Router<App> {
         )
 }
 
-/// Every route of the frontend, over `server`.
+/// Every route of the frontend, over `server`, each API group behind its
+/// restriction (if any).
 pub fn router(server: Server, options: &HttpOptions) -> Router {
-    let model = Router::new()
-        .route("/", get(metadata::model))
-        .route("/ready", get(health::model_ready))
-        .route("/config", get(metadata::config))
-        .route("/stats", get(statistics::model))
-        .route("/infer", post(infer::infer));
-    Router::new()
-        .route("/v2", get(metadata::server))
-        .route("/v2/health/live", get(health::live))
-        .route("/v2/health/ready", get(health::ready))
-        .route("/v2/models/stats", get(statistics::all))
-        .nest("/v2/models/{model}", model.clone())
-        .nest("/v2/models/{model}/versions/{version}", model)
-        .route("/v2/repository/index", post(repository::index))
-        .route("/v2/repository/models/{model}/load", post(repository::load))
-        .route(
-            "/v2/repository/models/{model}/unload",
-            post(repository::unload),
-        )
-        .route("/v2/logging", get(logging::get).post(logging::update))
-        .merge(shared_memory_routes())
+    use RestrictedCategory as C;
+    let model = |path: &str| format!("/v2/models/{{model}}{path}");
+    let version = |path: &str| format!("/v2/models/{{model}}/versions/{{version}}{path}");
+    let both = |router: Router<App>, path: &str, handler: MethodRouter<App>| {
+        router
+            .route(&model(path), handler.clone())
+            .route(&version(path), handler)
+    };
+    let groups = [
+        (
+            C::Health,
+            both(
+                Router::new()
+                    .route("/v2/health/live", get(health::live))
+                    .route("/v2/health/ready", get(health::ready)),
+                "/ready",
+                get(health::model_ready),
+            ),
+        ),
+        (
+            C::Metadata,
+            both(
+                Router::new().route("/v2", get(metadata::server)),
+                "",
+                get(metadata::model),
+            ),
+        ),
+        (
+            C::ModelConfig,
+            both(Router::new(), "/config", get(metadata::config)),
+        ),
+        (
+            C::Statistics,
+            both(
+                Router::new().route("/v2/models/stats", get(statistics::all)),
+                "/stats",
+                get(statistics::model),
+            ),
+        ),
+        (
+            C::Inference,
+            both(Router::new(), "/infer", post(infer::infer)),
+        ),
+        (
+            C::ModelRepository,
+            Router::new()
+                .route("/v2/repository/index", post(repository::index))
+                .route("/v2/repository/models/{model}/load", post(repository::load))
+                .route(
+                    "/v2/repository/models/{model}/unload",
+                    post(repository::unload),
+                ),
+        ),
+        (
+            C::Logging,
+            Router::new().route("/v2/logging", get(logging::get).post(logging::update)),
+        ),
+        (C::SharedMemory, shared_memory_routes()),
+    ];
+    groups
+        .into_iter()
+        .fold(Router::new(), |all, (category, routes)| {
+            all.merge(restricted(
+                routes,
+                options.restrictions.requirement(category),
+            ))
+        })
         .fallback(|| async { handlers::not_found() })
         .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
@@ -98,4 +149,27 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
             server,
             max_body_bytes: options.max_body_bytes,
         })
+}
+
+/// `routes`, answering 403 to requests without the header `requirement`
+/// names (as Triton: "This API is restricted, expecting header 'key'").
+fn restricted(routes: Router<App>, requirement: Option<(&str, &str)>) -> Router<App> {
+    let Some((header, value)) = requirement else {
+        return routes;
+    };
+    let (header, value) = (header.to_string(), value.to_string());
+    routes.route_layer(middleware::from_fn(move |request: Request, next: Next| {
+        let allowed = request
+            .headers()
+            .get(header.as_str())
+            .is_some_and(|given| given.as_bytes() == value.as_bytes());
+        let refusal = format!("This API is restricted, expecting header '{header}'");
+        async move {
+            if allowed {
+                next.run(request).await
+            } else {
+                ApiError::new(StatusCode::FORBIDDEN, refusal).into_response()
+            }
+        }
+    }))
 }

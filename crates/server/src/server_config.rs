@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
 use oxiserve_backend_python::{PythonBackend, PythonSettings};
-use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig};
+use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig, ServerLimits};
 
 use crate::{
     cli::{ServerOptions, values},
@@ -28,6 +28,9 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
         gpus: Vec::new(),
         latency_histograms: metrics.histogram_latencies,
         model_load_threads: repository.model_load_thread_count.max(1) as usize,
+        limits: ServerLimits {
+            shared_memory_regions: options.memory.shared_memory_region_limit,
+        },
     }
 }
 

@@ -88,7 +88,7 @@ fn start_up_prints_the_model_and_option_tables() {
     let out = oxiserve(&[
         "--model-repository",
         &path(&repo),
-        "--grpc-use-ssl=true",
+        "--allow-sagemaker=true",
         "--grpc-port",
         "9001",
         "--grpc-keepalive-permit-without-calls=true",
@@ -118,7 +118,7 @@ fn start_up_prints_the_model_and_option_tables() {
         "{all}"
     );
     assert!(
-        all.contains("--grpc-use-ssl: not supported yet (ignored)"),
+        all.contains("--allow-sagemaker: not supported yet (ignored)"),
         "{all}"
     );
     assert!(

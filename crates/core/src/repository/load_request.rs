@@ -58,6 +58,7 @@ pub(crate) struct OverrideFolder {
 impl OverrideFolder {
     /// Writes `files` into a new folder named `model` under a temporary one.
     pub fn write(model: &str, files: &[(String, Bytes)]) -> Result<Arc<Self>> {
+        check_model_name(model)?;
         let root = tempfile::Builder::new()
             .prefix("oxiserve-model-")
             .tempdir()
@@ -83,6 +84,28 @@ impl OverrideFolder {
         }
         Ok(Arc::new(Self { _root: root, path }))
     }
+}
+
+/// Checks that `name` can be a model folder's name: one path component,
+/// so that a load request can never name a folder outside the repository
+/// or the temporary folder its files are written to.
+pub(crate) fn check_model_name(name: &str) -> Result<()> {
+    let why = if name.is_empty() {
+        "it is empty"
+    } else if name.contains(['/', '\\']) {
+        "it contains a path separator"
+    } else if name == "." || name == ".." {
+        "it names a relative folder"
+    } else if name.contains('\0') {
+        "it contains a NUL character"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid_arg(format!(
+        "Invalid model name '{}': {why}; a model name is the name of one folder of the model \
+         repository",
+        name.escape_debug()
+    )))
 }
 
 /// `name` as a path inside the model folder: relative, with no `..`.
@@ -130,6 +153,31 @@ mod tests {
                 "{name}: {}",
                 e.message
             );
+        }
+    }
+
+    #[test]
+    fn refuses_model_names_that_are_paths() {
+        for name in [
+            "../../tmp/x",
+            "/tmp/x",
+            "a/b",
+            "..",
+            ".",
+            "",
+            "a\\b",
+            "a\0b",
+        ] {
+            let files = vec![("1/model.py".to_string(), Bytes::from_static(b"x"))];
+            let e = OverrideFolder::write(name, &files).unwrap_err();
+            assert!(
+                e.message.starts_with("Invalid model name"),
+                "{name}: {}",
+                e.message
+            );
+        }
+        for name in ["m", "my.model", "model-1_v2", "..m"] {
+            assert!(check_model_name(name).is_ok(), "{name}");
         }
     }
 

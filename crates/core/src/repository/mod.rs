@@ -9,8 +9,8 @@ mod poll;
 mod scan;
 
 pub use fingerprint::Fingerprint;
-pub(crate) use load_request::OverrideFolder;
 pub use load_request::{FILE_PREFIX, LoadRequest};
+pub(crate) use load_request::{OverrideFolder, check_model_name};
 pub use model_dir::{ModelDir, ModelSpec, VersionSpec, read_model};
 pub use poll::{PollChanges, PollState, Snapshot, snapshot};
 pub use scan::{ModelOverride, RepositoryScan, ScanOptions, ScannedModel, scan};

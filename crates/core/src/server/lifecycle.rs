@@ -8,7 +8,10 @@ use oxiserve_types::{Error, Result};
 use super::{ModelControlMode, Server, install::Origin, members};
 use crate::{
     model::{ModelEntry, ModelState},
-    repository::{LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel, scan},
+    repository::{
+        LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel, check_model_name,
+        scan,
+    },
 };
 
 /// One row of the repository index: a model, or one of its versions.
@@ -58,6 +61,7 @@ impl Server {
     /// configuration, uploaded files, one version.
     pub fn load_model_with(&self, name: &str, request: &LoadRequest) -> Result<()> {
         self.check_explicit(name, "load")?;
+        check_model_name(name)?;
         if !request.files.is_empty() && request.config.is_none() {
             return Err(Error::invalid_arg(
                 "Load parameter 'config' must be specified for model file override",

@@ -71,6 +71,25 @@ pub struct ServerConfig {
     pub latency_histograms: bool,
     /// How many models load at the same time (`--model-load-thread-count`).
     pub model_load_threads: usize,
+    /// Caps on what clients can make the server hold.
+    pub limits: ServerLimits,
+}
+
+/// Caps on what clients can make the server hold, each with a default an
+/// ordinary deployment never meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// System shared memory regions registered at once
+    /// (`--shared-memory-region-limit`).
+    pub shared_memory_regions: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            shared_memory_regions: crate::shared_memory::DEFAULT_MAX_REGIONS,
+        }
+    }
 }
 
 /// A running inference server core, shared by its frontends.
@@ -103,6 +122,7 @@ impl Server {
         Self {
             inner: Arc::new(Inner {
                 load_slots: load_slots::LoadSlots::new(config.model_load_threads),
+                shared_memory: SharedMemoryRegistry::new(config.limits.shared_memory_regions),
                 config,
                 backends,
                 models: ModelTable::default(),
@@ -111,7 +131,6 @@ impl Server {
                 model_locks: Default::default(),
                 log_control: Default::default(),
                 repository_sync: Default::default(),
-                shared_memory: Default::default(),
             }),
         }
     }

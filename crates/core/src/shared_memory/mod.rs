@@ -9,27 +9,50 @@ mod tensors;
 mod tests;
 
 use std::{
-    collections::BTreeMap,
-    sync::{Arc, RwLock},
+    collections::{BTreeMap, HashMap},
+    sync::{Arc, Mutex, RwLock, Weak},
 };
 
-use oxiserve_types::{Error, Result};
+use oxiserve_types::{Error, ErrorKind, Result};
 
 pub use cuda::{cuda_register, cuda_status};
 pub use region::RegionStatus;
 pub(crate) use tensors::OutputRegion;
 
-use region::Region;
+use region::{Region, SharedObject};
+
+/// How many regions may be registered at once unless the server says.
+pub const DEFAULT_MAX_REGIONS: usize = 4096;
 
 /// The registered system shared memory regions, by name. Requests hold the
 /// regions they use, so unregistering a region while a request uses it
-/// unmaps it only once that request is done.
-#[derive(Debug, Default)]
+/// closes its object only once that request is done. Regions of one object
+/// share its descriptor, and the number of regions is capped, so that
+/// registrations cannot exhaust the server's file descriptors.
+#[derive(Debug)]
 pub struct SharedMemoryRegistry {
     regions: RwLock<BTreeMap<String, Arc<Region>>>,
+    /// The open objects by device and inode, while a region holds them.
+    objects: Mutex<HashMap<(u64, u64), Weak<SharedObject>>>,
+    max_regions: usize,
+}
+
+impl Default for SharedMemoryRegistry {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_REGIONS)
+    }
 }
 
 impl SharedMemoryRegistry {
+    /// A registry that holds at most `max_regions` regions.
+    pub fn new(max_regions: usize) -> Self {
+        Self {
+            regions: RwLock::default(),
+            objects: Mutex::default(),
+            max_regions,
+        }
+    }
+
     /// Registers the part `[offset, offset + byte_size)` of the POSIX shared
     /// memory object `key` (its `shm_open` name, e.g. "/input0") as region
     /// `name`. Errors, worded as Triton's: `name` already registered
@@ -37,25 +60,55 @@ impl SharedMemoryRegistry {
     /// or one beyond the object's end (`InvalidArg`).
     ///
     /// Unlike Triton 2.51, one key may back several regions and `offset`
-    /// need not be a multiple of the page size.
+    /// need not be a multiple of the page size. A symbolic link in
+    /// `/dev/shm` is refused, as `shm_open` refuses it; past the region
+    /// limit registrations are `ResourceExhausted`.
     pub fn register(&self, name: &str, key: &str, offset: u64, byte_size: u64) -> Result<()> {
-        if self.regions.read().unwrap().contains_key(name) {
-            return Err(already_registered(name));
-        }
-        // Mapped outside the lock; a racing registration of the same name
+        self.check_room(&self.regions.read().unwrap(), name)?;
+        // Opened outside the lock; a racing registration of the same name
         // is caught below.
-        let region = Region::open(RegionStatus {
+        let status = RegionStatus {
             name: name.to_string(),
             key: key.to_string(),
             offset,
             byte_size,
-        })?;
+        };
+        let region = Region::new(status, self.open_object(key)?)?;
         let mut regions = self.regions.write().unwrap();
+        self.check_room(&regions, name)?;
+        regions.insert(name.to_string(), Arc::new(region));
+        Ok(())
+    }
+
+    /// Whether region `name` may be added to `regions`.
+    fn check_room(&self, regions: &BTreeMap<String, Arc<Region>>, name: &str) -> Result<()> {
         if regions.contains_key(name) {
             return Err(already_registered(name));
         }
-        regions.insert(name.to_string(), Arc::new(region));
+        if regions.len() >= self.max_regions {
+            return Err(Error::new(
+                ErrorKind::ResourceExhausted,
+                format!(
+                    "failed to register shared memory region '{name}': {} regions are registered, \
+                     the most this server allows (--shared-memory-region-limit)",
+                    regions.len()
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// The object `key`, sharing the descriptor of a region already on it.
+    fn open_object(&self, key: &str) -> Result<Arc<SharedObject>> {
+        let opened = SharedObject::open(key)?;
+        let mut objects = self.objects.lock().unwrap();
+        objects.retain(|_, object| object.strong_count() > 0);
+        if let Some(open) = objects.get(&opened.id).and_then(Weak::upgrade) {
+            return Ok(open);
+        }
+        let object = Arc::new(opened);
+        objects.insert(object.id, Arc::downgrade(&object));
+        Ok(object)
     }
 
     /// Unregisters region `name`; like Triton, an unknown name is no error.
@@ -102,7 +155,7 @@ impl SharedMemoryRegistry {
 
 fn already_registered(name: &str) -> Error {
     Error::new(
-        oxiserve_types::ErrorKind::AlreadyExists,
+        ErrorKind::AlreadyExists,
         format!("shared memory region '{name}' already in manager"),
     )
 }

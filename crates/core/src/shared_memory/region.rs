@@ -1,15 +1,16 @@
-//! One registered system shared memory region: a POSIX shared memory object
-//! (`shm_open` name, as `tritonclient.utils.shared_memory` creates it) mapped
-//! into this process, and the bounds checks on the parts requests use.
+//! One registered system shared memory region: a part of a POSIX shared
+//! memory object (`shm_open` name, as `tritonclient.utils.shared_memory`
+//! creates it), and the bounds checks on the parts requests use.
 
 use std::{
     fs::{File, OpenOptions},
+    os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt},
     path::PathBuf,
+    sync::Arc,
 };
 
 use bytes::Bytes;
-use memmap2::{MmapOptions, MmapRaw};
-use oxiserve_types::{Error, Result};
+use oxiserve_types::{Error, ErrorKind, Result};
 
 /// Where Linux keeps POSIX shared memory objects: `shm_open("/key")` opens
 /// `/dev/shm/key`.
@@ -25,78 +26,93 @@ pub struct RegionStatus {
     pub byte_size: u64,
 }
 
-/// A mapped region. Reads and writes copy bytes with raw pointer copies and
-/// never hand out references into the mapping: other processes may write it
-/// at any time, which no `&[u8]` may witness.
-///
-/// Touching a mapped page past the end of its object raises SIGBUS, so each
-/// read and write first checks that the client has not shrunk the object
-/// (a client can still shrink it during the copy; Triton has no check).
+/// An open shared memory object, shared by every region registered on it
+/// (so that registering one object many times holds one descriptor).
 #[derive(Debug)]
-pub(crate) struct Region {
-    pub status: RegionStatus,
-    map: MmapRaw,
-    /// The object, kept open to watch its size.
+pub(crate) struct SharedObject {
     file: File,
+    /// Device and inode: which object this is.
+    pub id: (u64, u64),
 }
 
-impl Region {
-    /// Opens the shared memory object `status.key` and maps the part the
-    /// region covers, read and write. Errors are Triton's: an object that
-    /// cannot be opened is internal (500), a part beyond the object's end
-    /// or an empty region is an invalid argument (400).
-    pub fn open(status: RegionStatus) -> Result<Self> {
-        let name = &status.name;
-        let key = &status.key;
-        let path = object_path(key).ok_or_else(|| {
+impl SharedObject {
+    /// Opens the object `key` read and write. Like glibc's `shm_open`, a
+    /// symbolic link is refused rather than followed, and so is anything
+    /// that is not a regular file. Errors are Triton's internal error (500).
+    pub fn open(key: &str) -> Result<Self> {
+        let cannot = |why: String| {
             Error::internal(format!(
-                "Unable to open shared memory region: '{key}' (not a shared memory object name)"
+                "Unable to open shared memory region: '{key}' ({why})"
             ))
-        })?;
+        };
+        let path = object_path(key)
+            .ok_or_else(|| cannot("not a shared memory object name".to_string()))?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
-            .map_err(|e| {
-                Error::internal(format!(
-                    "Unable to open shared memory region: '{key}' ({}: {e})",
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => cannot(format!(
+                    "{} is a symbolic link, which shared memory objects cannot be",
                     path.display()
-                ))
+                )),
+                _ => cannot(format!("{}: {e}", path.display())),
             })?;
-        let object_size = file
-            .metadata()
-            .map_err(|e| {
-                Error::internal(format!(
-                    "Unable to open shared memory region: '{key}' ({e})"
-                ))
-            })?
-            .len();
+        let metadata = file.metadata().map_err(|e| cannot(e.to_string()))?;
+        if !metadata.is_file() {
+            return Err(cannot(format!("{} is not a regular file", path.display())));
+        }
+        Ok(Self {
+            file,
+            id: (metadata.dev(), metadata.ino()),
+        })
+    }
+
+    /// The object's size now (0 if it cannot be read).
+    fn size(&self) -> u64 {
+        self.file.metadata().map_or(0, |m| m.len())
+    }
+}
+
+/// A registered region. Reads and writes go through the object's file
+/// descriptor (`pread`/`pwrite`), never through a mapping: a client that
+/// shrinks its object while a request copies from it then makes that copy
+/// fail with an error instead of killing the server with SIGBUS, and no
+/// reference into memory other processes write is ever handed out.
+#[derive(Debug)]
+pub(crate) struct Region {
+    pub status: RegionStatus,
+    object: Arc<SharedObject>,
+}
+
+impl Region {
+    /// The region `status` describes, of the opened `object`. A part beyond
+    /// the object's end or an empty region is an invalid argument (400).
+    pub fn new(status: RegionStatus, object: Arc<SharedObject>) -> Result<Self> {
+        let name = &status.name;
         if status.byte_size == 0 {
             return Err(Error::invalid_arg(format!(
                 "failed to register shared memory region '{name}': invalid args (byte_size must \
                  be greater than 0)"
             )));
         }
+        let object_size = object.size();
         let end = status.offset.checked_add(status.byte_size);
         if end.is_none_or(|end| end > object_size) {
             return Err(Error::invalid_arg(format!(
                 "failed to register shared memory region '{name}': invalid args (offset {} + \
-                 byte_size {} is beyond the {object_size} bytes of shared memory object '{key}')",
-                status.offset, status.byte_size
+                 byte_size {} is beyond the {object_size} bytes of shared memory object '{}')",
+                status.offset, status.byte_size, status.key
             )));
         }
-        let len = usize::try_from(status.byte_size)
-            .map_err(|_| Error::invalid_arg(format!("region '{name}' is too large to map")))?;
-        let map = MmapOptions::new()
-            .offset(status.offset)
-            .len(len)
-            .map_raw(&file)
-            .map_err(|e| {
-                Error::invalid_arg(format!(
-                    "failed to register shared memory region '{name}': unable to map '{key}': {e}"
-                ))
-            })?;
-        Ok(Self { status, map, file })
+        Ok(Self { status, object })
+    }
+
+    /// Whether `self` and `other` are parts of one open object.
+    #[cfg(test)]
+    pub fn same_object(&self, other: &Region) -> bool {
+        Arc::ptr_eq(&self.object, &other.object)
     }
 
     /// Checks that `[offset, offset + byte_size)` lies in the region, for the
@@ -128,46 +144,63 @@ impl Region {
     /// A copy of `byte_size` bytes at `offset`; the span was checked with
     /// [`Region::check_span`].
     pub fn read(&self, offset: u64, byte_size: u64) -> Result<Bytes> {
-        let (start, len) = self.span(offset, byte_size)?;
-        let mut data = vec![0u8; len];
-        // SAFETY: `start + len` is within the mapping (checked in `span`),
-        // which lives as long as `self`; `data` is a fresh heap buffer, so
-        // the two do not overlap. Bytes are plain data: any value is valid.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.map.as_ptr().add(start), data.as_mut_ptr(), len);
-        }
+        let at = self.object_offset(offset, byte_size);
+        let len = usize::try_from(byte_size).map_err(|_| self.too_large(byte_size))?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(len)
+            .map_err(|_| self.too_large(byte_size))?;
+        data.resize(len, 0);
+        self.object
+            .file
+            .read_exact_at(&mut data, at)
+            .map_err(|e| self.unbacked(&e))?;
         Ok(Bytes::from(data))
     }
 
     /// Writes `data` at `offset`; `offset + data.len()` must fit the span the
-    /// caller checked with [`Region::check_span`].
+    /// caller checked with [`Region::check_span`]. A write never grows the
+    /// object: one that shrank under the region is an error.
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let (start, len) = self.span(offset, data.len() as u64)?;
-        // SAFETY: as in `read`; `data` is the process's own buffer (inputs
-        // are copied out of regions), never the mapping itself.
-        unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), self.map.as_mut_ptr().add(start), len);
+        let at = self.object_offset(offset, data.len() as u64);
+        let size = self.object.size();
+        if at + data.len() as u64 > size {
+            return Err(self.unbacked(&std::io::Error::from(std::io::ErrorKind::UnexpectedEof)));
         }
-        Ok(())
+        self.object
+            .file
+            .write_all_at(data, at)
+            .map_err(|e| self.unbacked(&e))
     }
 
-    /// `(start, len)` in the mapping, panicking if the span is outside it
-    /// (a bug: every caller checks the span first); an error if the object
-    /// no longer covers it.
-    fn span(&self, offset: u64, byte_size: u64) -> Result<(usize, usize)> {
-        let end = offset
-            .checked_add(byte_size)
-            .filter(|&end| end <= self.map.len() as u64)
-            .expect("shared memory span checked before use");
-        let object_size = self.file.metadata().map(|m| m.len()).unwrap_or(0);
-        if self.status.offset + end > object_size {
-            return Err(Error::internal(format!(
-                "shared memory region '{}' is no longer backed: its object '{}' shrank to \
-                 {object_size} bytes",
-                self.status.name, self.status.key
-            )));
-        }
-        Ok((offset as usize, (end - offset) as usize))
+    /// Where `offset` of the region is in its object, panicking if the span
+    /// is outside the region (a bug: every caller checks the span first).
+    fn object_offset(&self, offset: u64, byte_size: u64) -> u64 {
+        assert!(
+            offset
+                .checked_add(byte_size)
+                .is_some_and(|end| end <= self.status.byte_size),
+            "shared memory span checked before use"
+        );
+        self.status.offset + offset
+    }
+
+    fn unbacked(&self, e: &std::io::Error) -> Error {
+        Error::internal(format!(
+            "shared memory region '{}' is no longer backed: its object '{}' is {} bytes now ({e})",
+            self.status.name,
+            self.status.key,
+            self.object.size()
+        ))
+    }
+
+    fn too_large(&self, byte_size: u64) -> Error {
+        Error::new(
+            ErrorKind::ResourceExhausted,
+            format!(
+                "cannot read {byte_size} bytes from shared memory region '{}'",
+                self.status.name
+            ),
+        )
     }
 }
 
@@ -176,7 +209,7 @@ impl Region {
 /// that a key never names a file outside `/dev/shm`.
 fn object_path(key: &str) -> Option<PathBuf> {
     let name = key.trim_start_matches('/');
-    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+    if name.is_empty() || name.contains(['/', '\0']) || name == "." || name == ".." {
         return None;
     }
     Some(PathBuf::from(SHM_DIR).join(name))

@@ -266,5 +266,91 @@ fn a_shrunk_object_is_an_error_not_a_crash() {
     assert!(err.message.contains("is no longer backed"), "{err}");
     let mut output = Tensor::new("OUT", DataType::Uint8, vec![1], vec![1].into());
     let err = outputs[0].write(&mut output).unwrap_err();
-    assert!(err.message.contains("shrank to 4096 bytes"), "{err}");
+    assert!(err.message.contains("is 4096 bytes now"), "{err}");
+}
+
+#[test]
+fn an_object_shrinking_during_copies_never_crashes() {
+    // With the region mapped, a copy racing the shrink touched pages past
+    // the object's end and the process died of SIGBUS.
+    const SIZE: u64 = 1 << 20;
+    let object = ShmObject::new(SIZE);
+    let registry = SharedMemoryRegistry::default();
+    registry.register("r", &object.key, 0, SIZE).unwrap();
+    let region = registry.get("r").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let resizer = {
+        let (path, stop) = (object.path.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                file.set_len(SIZE / 3).unwrap();
+                file.set_len(SIZE).unwrap();
+            }
+        })
+    };
+    let mut failed = 0;
+    for _ in 0..300 {
+        match region.read(0, SIZE) {
+            Ok(data) => assert_eq!(data.len() as u64, SIZE),
+            Err(e) => {
+                assert!(e.message.contains("is no longer backed"), "{e}");
+                failed += 1;
+            }
+        }
+        let _ = region.write(0, &vec![7; SIZE as usize]);
+    }
+    stop.store(true, Ordering::Relaxed);
+    resizer.join().unwrap();
+    eprintln!("{failed} of 300 copies met a shrunk object");
+}
+
+#[test]
+fn a_symbolic_link_is_not_followed() {
+    let target = tempfile::NamedTempFile::new().unwrap();
+    target.as_file().set_len(64).unwrap();
+    let name = format!("oxiserve_core_test_link_{}", std::process::id());
+    let link = std::path::Path::new("/dev/shm").join(&name);
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(target.path(), &link).unwrap();
+    let registry = SharedMemoryRegistry::default();
+    let err = registry
+        .register("r", &format!("/{name}"), 0, 8)
+        .unwrap_err();
+    std::fs::remove_file(&link).unwrap();
+    assert_eq!(err.kind, ErrorKind::Internal);
+    assert!(err.message.contains("is a symbolic link"), "{err}");
+    assert!(registry.status(None).unwrap().is_empty());
+}
+
+#[test]
+fn regions_of_one_object_share_its_descriptor() {
+    let object = ShmObject::new(64);
+    let other = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::default();
+    for i in 0..100 {
+        registry
+            .register(&format!("r{i}"), &object.key, 0, 8)
+            .unwrap();
+    }
+    registry.register("other", &other.key, 0, 8).unwrap();
+    let first = registry.get("r0").unwrap();
+    assert!((1..100).all(|i| first.same_object(&registry.get(&format!("r{i}")).unwrap())));
+    assert!(!first.same_object(&registry.get("other").unwrap()));
+}
+
+#[test]
+fn registrations_past_the_limit_are_refused() {
+    let object = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::new(2);
+    registry.register("a", &object.key, 0, 8).unwrap();
+    registry.register("b", &object.key, 0, 8).unwrap();
+    let err = registry.register("c", &object.key, 0, 8).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ResourceExhausted);
+    assert!(
+        err.message.contains("--shared-memory-region-limit"),
+        "{err}"
+    );
+    registry.unregister("a");
+    registry.register("c", &object.key, 0, 8).unwrap();
 }

@@ -27,11 +27,20 @@ pub(crate) fn decode(message: ModelInferRequest) -> Result<Decoded> {
     let model_version = version::parse(&message.model_version)?;
     let params = parameters::request(message.parameters)?;
     let model = message.model_name;
+    let given_raw = message.raw_input_contents.len();
     let mut raw = message.raw_input_contents.into_iter();
-    let has_raw = raw.len() > 0;
     let mut inputs = Vec::with_capacity(message.inputs.len());
     for input in message.inputs {
-        inputs.push(input_tensor(&model, input, has_raw, &mut raw)?);
+        inputs.push(input_tensor(&model, input, given_raw > 0, &mut raw)?);
+    }
+    if raw.len() > 0 {
+        // Triton ignores them; a client that sends more data than inputs
+        // has lost track of its inputs, so its request is refused.
+        return Err(Error::invalid_arg(format!(
+            "{given_raw} raw_input_contents given for model '{model}' but only {} of its \
+             inputs read one",
+            given_raw - raw.len()
+        )));
     }
     let outputs = message.outputs.into_iter().map(requested_output).collect();
     Ok(Decoded {
@@ -166,6 +175,21 @@ mod tests {
         assert!(
             err.message.contains("contents field must not be specified"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn surplus_raw_contents_are_refused() {
+        let message = ModelInferRequest {
+            model_name: "m".into(),
+            inputs: vec![input("A", None)],
+            raw_input_contents: vec![Bytes::from_static(&[1, 0, 0, 0]), Bytes::new()],
+            ..Default::default()
+        };
+        let err = decode(message).unwrap_err();
+        assert_eq!(
+            err.message,
+            "2 raw_input_contents given for model 'm' but only 1 of its inputs read one"
         );
     }
 }

@@ -1,6 +1,6 @@
 //! Endpoint flags: HTTP, gRPC, metrics, SageMaker, Vertex AI.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args};
 
@@ -36,6 +36,58 @@ pub struct HttpOptions {
     /// Restrict APIs to requests with a header: `<api>[,<api>...]:<header>=<value>`; repeatable.
     #[arg(long, value_name = "APIS:HEADER=VALUE")]
     pub http_restricted_api: Vec<RestrictedApi>,
+    /// HTTP connections served at once; further ones wait to be accepted.
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    pub http_max_connections: usize,
+    /// Seconds a client has to send a request's headers; also how long an
+    /// idle keep-alive connection stays open.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_header_timeout_secs: u64,
+    /// Seconds without request body data before the request fails.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_body_timeout_secs: u64,
+    /// Use SSL (HTTPS) for HTTP.
+    #[arg(long, default_value = "false", value_parser = parse_bool, action = ArgAction::Set, value_name = "BOOL")]
+    pub http_use_ssl: bool,
+    /// Require client certificates for HTTP (implies --http-use-ssl).
+    #[arg(long, default_value = "false", value_parser = parse_bool, action = ArgAction::Set, value_name = "BOOL")]
+    pub http_use_ssl_mutual: bool,
+    /// PEM server certificate file for HTTP.
+    #[arg(long, value_name = "PATH")]
+    pub http_server_cert: Option<PathBuf>,
+    /// PEM server key file for HTTP.
+    #[arg(long, value_name = "PATH")]
+    pub http_server_key: Option<PathBuf>,
+    /// PEM root certificate file that HTTP client certificates must chain to.
+    #[arg(long, value_name = "PATH")]
+    pub http_root_cert: Option<PathBuf>,
+}
+
+impl HttpOptions {
+    /// The `--http-*ssl*` and certificate flags.
+    pub fn ssl(&self) -> SslFlags<'_> {
+        SslFlags {
+            protocol: "http",
+            use_ssl: self.http_use_ssl,
+            mutual: self.http_use_ssl_mutual,
+            server_cert: self.http_server_cert.as_deref(),
+            server_key: self.http_server_key.as_deref(),
+            root_cert: self.http_root_cert.as_deref(),
+        }
+    }
+}
+
+/// One endpoint's TLS flags (`--<protocol>-use-ssl`, ...), which HTTP and
+/// gRPC spell alike.
+#[derive(Clone, Copy, Debug)]
+pub struct SslFlags<'a> {
+    /// `http` or `grpc`: the flags' prefix.
+    pub protocol: &'static str,
+    pub use_ssl: bool,
+    pub mutual: bool,
+    pub server_cert: Option<&'a Path>,
+    pub server_key: Option<&'a Path>,
+    pub root_cert: Option<&'a Path>,
 }
 
 /// gRPC endpoint flags. Durations are in milliseconds.
@@ -112,6 +164,23 @@ pub struct GrpcOptions {
     /// Restrict protocols to requests with a header: `<api>[,<api>...]:<header>=<value>`; repeatable.
     #[arg(long, value_name = "APIS:HEADER=VALUE")]
     pub grpc_restricted_protocol: Vec<RestrictedApi>,
+    /// Largest gRPC request message accepted, in bytes (after decompression).
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    pub grpc_max_input_size: usize,
+}
+
+impl GrpcOptions {
+    /// The `--grpc-*ssl*` and certificate flags.
+    pub fn ssl(&self) -> SslFlags<'_> {
+        SslFlags {
+            protocol: "grpc",
+            use_ssl: self.grpc_use_ssl,
+            mutual: self.grpc_use_ssl_mutual,
+            server_cert: self.grpc_server_cert.as_deref(),
+            server_key: self.grpc_server_key.as_deref(),
+            root_cert: self.grpc_root_cert.as_deref(),
+        }
+    }
 }
 
 /// Metrics endpoint flags.

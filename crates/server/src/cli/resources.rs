@@ -101,4 +101,7 @@ pub struct MemoryOptions {
     /// Refuse model loads on a GPU whose memory use exceeds a fraction `<device>:<fraction>`; repeatable.
     #[arg(long, value_name = "DEVICE:FRACTION")]
     pub model_load_gpu_limit: Vec<PerDevice<f64>>,
+    /// System shared memory regions registered at once (beyond Triton).
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    pub shared_memory_region_limit: usize,
 }

@@ -23,6 +23,9 @@ impl ServerOptions {
         if self.grpc.grpc_use_ssl_mutual {
             self.grpc.grpc_use_ssl = true;
         }
+        if self.http.http_use_ssl_mutual {
+            self.http.http_use_ssl = true;
+        }
         let metrics = &mut self.metrics;
         metrics.allow_gpu_metrics &= metrics.allow_metrics;
         metrics.allow_cpu_metrics &= metrics.allow_metrics;

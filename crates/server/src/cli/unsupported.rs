@@ -28,16 +28,10 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("http-header-forward-pattern", |o| {
         o.http.http_header_forward_pattern.is_some()
     }),
-    ("http-restricted-api", always),
     ("grpc-header-forward-pattern", |o| {
         o.grpc.grpc_header_forward_pattern.is_some()
     }),
     ("grpc-infer-allocation-pool-size", always),
-    ("grpc-use-ssl", |o| o.grpc.grpc_use_ssl),
-    ("grpc-use-ssl-mutual", |o| o.grpc.grpc_use_ssl_mutual),
-    ("grpc-server-cert", always),
-    ("grpc-server-key", always),
-    ("grpc-root-cert", always),
     ("grpc-http2-max-pings-without-data", always),
     ("grpc-http2-min-recv-ping-interval-without-data", always),
     ("grpc-http2-max-ping-strikes", always),

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use clap::ValueEnum;
+use oxiserve_core::RestrictedCategory;
 
 /// Reads a boolean flag value the way `tritonserver` does, plus `yes`/`no`:
 /// `true`/`false`, `1`/`0`, `on`/`off`, `yes`/`no`, in any case.
@@ -265,6 +266,16 @@ pub struct RestrictedApi {
     pub header: String,
     /// The value the header must have.
     pub value: String,
+}
+
+impl RestrictedApi {
+    /// The API groups restricted.
+    pub fn categories(&self) -> Vec<RestrictedCategory> {
+        self.apis
+            .iter()
+            .filter_map(|name| RestrictedCategory::from_name(name))
+            .collect()
+    }
 }
 
 impl FromStr for RestrictedApi {

@@ -4,13 +4,9 @@ use std::time::Duration;
 
 use oxiserve_core::Server;
 
-use super::{Service, Shutdown, bind_with};
-use oxiserve_grpc::{Api, Restrictions};
+use super::{Service, Shutdown, bind_with, restrictions, tls};
 
-use crate::cli::{
-    ServerOptions,
-    values::{GrpcCompressionLevel, RestrictedApi},
-};
+use crate::cli::{ServerOptions, values::GrpcCompressionLevel};
 
 /// Binds the gRPC endpoint if `--allow-grpc`; the returned service serves it.
 pub(super) async fn start(
@@ -22,6 +18,10 @@ pub(super) async fn start(
     if !grpc.allow_grpc {
         return Ok(None);
     }
+    let tls = tls::files(grpc.ssl())?
+        .map(oxiserve_grpc::tls_acceptor)
+        .transpose()
+        .map_err(|e| format!("gRPC SSL: {e}"))?;
     let (listener, _) = bind_with(
         "GRPCInferenceService",
         &grpc.grpc_address,
@@ -38,7 +38,12 @@ pub(super) async fn start(
             .map(Duration::from_millis),
         compress_responses: grpc.grpc_infer_response_compression_level
             != GrpcCompressionLevel::None,
-        restrictions: restrictions(&grpc.grpc_restricted_protocol),
+        restrictions: restrictions(
+            &grpc.grpc_restricted_protocol,
+            oxiserve_grpc::restricted_header,
+        ),
+        max_request_bytes: grpc.grpc_max_input_size,
+        tls,
     };
     let server = server.clone();
     Ok(Some(Box::pin(async move {
@@ -46,16 +51,4 @@ pub(super) async fn start(
             .await
             .map_err(|e| format!("gRPC service failed: {e}"))
     })))
-}
-
-/// The `--grpc-restricted-protocol` settings (their API names are checked
-/// when the flag is parsed).
-fn restrictions(flags: &[RestrictedApi]) -> Restrictions {
-    let mut restrictions = Restrictions::default();
-    for flag in flags {
-        for api in flag.apis.iter().filter_map(|name| Api::from_name(name)) {
-            restrictions.restrict(api, &flag.header, &flag.value);
-        }
-    }
-    restrictions
 }

@@ -1,8 +1,12 @@
 //! The HTTP/REST endpoint (`--http-*` flags).
 
+use std::time::Duration;
+
 use oxiserve_core::Server;
 
-use super::{Service, Shutdown, bind};
+use oxiserve_tls::TlsAcceptor;
+
+use super::{Service, Shutdown, bind, restrictions, tls};
 use crate::cli::ServerOptions;
 
 /// Binds the HTTP endpoint if `--allow-http`; the returned service serves it.
@@ -15,9 +19,19 @@ pub(super) async fn start(
     if !http.allow_http {
         return Ok(None);
     }
+    let tls = tls::files(http.ssl())?
+        .map(|files| TlsAcceptor::new(files, &["http/1.1"]))
+        .transpose()
+        .map_err(|e| format!("HTTP SSL: {e}"))?;
     let (listener, _) = bind("HTTPService", &http.http_address, http.http_port).await?;
     let http_options = oxiserve_http::HttpOptions {
         max_body_bytes: http.http_max_input_size,
+        max_connections: http.http_max_connections,
+        header_timeout: Duration::from_secs(http.http_header_timeout_secs),
+        body_timeout: Duration::from_secs(http.http_body_timeout_secs),
+        // As in Triton, the header is the flag's key as is.
+        restrictions: restrictions(&http.http_restricted_api, str::to_string),
+        tls,
     };
     let server = server.clone();
     Ok(Some(Box::pin(async move {

@@ -5,7 +5,9 @@
 mod grpc;
 mod http;
 mod metrics;
+mod restrictions;
 mod signal;
+mod tls;
 
 use std::{
     future::Future,
@@ -19,6 +21,7 @@ use oxiserve_core::{Poller, Server};
 use tokio::{net::TcpListener, sync::watch, task::JoinSet};
 
 use crate::{cli::ServerOptions, metrics::Registry};
+use restrictions::restrictions;
 
 /// Protocol extensions this build serves, for the options table.
 pub const EXTENSIONS: &[&str] = oxiserve_http::EXTENSIONS;

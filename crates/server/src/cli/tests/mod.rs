@@ -143,6 +143,20 @@ fn every_triton_flag_is_recognized_with_its_value_form() {
 /// Flags of newer Triton releases than 2.51, which TRITON_FLAGS lists.
 const NEWER_TRITON_FLAGS: &[&str] = &["http-max-input-size"];
 
+/// oxiserve's own flags: limits a careful operator sets, and TLS for HTTP.
+const OXISERVE_FLAGS: &[&str] = &[
+    "http-max-connections",
+    "http-header-timeout-secs",
+    "http-body-timeout-secs",
+    "http-use-ssl",
+    "http-use-ssl-mutual",
+    "http-server-cert",
+    "http-server-key",
+    "http-root-cert",
+    "grpc-max-input-size",
+    "shared-memory-region-limit",
+];
+
 #[test]
 fn every_flag_is_a_triton_flag_and_has_help() {
     let cmd = Cli::command();
@@ -150,8 +164,9 @@ fn every_flag_is_a_triton_flag_and_has_help() {
         let long = arg.get_long().expect("every option is a long flag");
         assert!(
             TRITON_FLAGS.iter().any(|(flag, _)| *flag == long)
-                || NEWER_TRITON_FLAGS.contains(&long),
-            "--{long} is not Triton's"
+                || NEWER_TRITON_FLAGS.contains(&long)
+                || OXISERVE_FLAGS.contains(&long),
+            "--{long} is not Triton's nor one of oxiserve's own"
         );
         assert!(arg.get_help().is_some(), "--{long} has no help");
     }

@@ -100,7 +100,6 @@ fn unsupported_options_lists_passed_flags_only() {
     );
     let options = serve(&[
         "--model-repository=/m",
-        "--grpc-use-ssl=true",
         "--allow-sagemaker=1",
         "--sagemaker-port=9080",
         "--rate-limit=execution_count",
@@ -111,7 +110,6 @@ fn unsupported_options_lists_passed_flags_only() {
     assert_eq!(
         options.unsupported_options(),
         [
-            "--grpc-use-ssl: not supported yet (ignored)",
             "--allow-sagemaker: not supported yet (ignored)",
             "--sagemaker-port: not supported yet (ignored)",
             "--cache-config: not supported yet (ignored)",
@@ -126,7 +124,6 @@ fn turning_an_unsupported_feature_off_is_not_reported() {
         "--model-repository=/m",
         "--allow-sagemaker=false",
         "--allow-vertex-ai=false",
-        "--grpc-use-ssl=false",
         "--rate-limit=off",
         "--log-format=default",
         "--model-namespacing=false",
@@ -146,10 +143,7 @@ fn turning_an_unsupported_feature_off_is_not_reported() {
 fn mutual_ssl_implies_ssl() {
     let options = serve(&["--model-repository=/m", "--grpc-use-ssl-mutual=true"]);
     assert!(options.grpc.grpc_use_ssl);
-    assert_eq!(
-        options.unsupported_options(),
-        ["--grpc-use-ssl-mutual: not supported yet (ignored)"]
-    );
+    assert!(options.unsupported_options().is_empty());
 }
 
 #[test]
