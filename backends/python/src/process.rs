@@ -166,9 +166,8 @@ impl Process {
             .zygote
             .exit_reason(self.pid, Duration::from_millis(200))
             .is_none()
-            && let Some(pid) = rustix::process::Pid::from_raw(self.pid)
         {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            self.zygote.kill(self.pid);
         }
         if let Some(pump) = self.pump.take() {
             let _ = pump.join();

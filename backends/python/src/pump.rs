@@ -268,10 +268,7 @@ impl Pump {
         } else {
             if cause.message.contains("protocol error") {
                 log::error!("{}: {}", self.instance, cause.message);
-                let _ = rustix::process::kill_process(
-                    rustix::process::Pid::from_raw(self.pid).expect("stub pids are positive"),
-                    rustix::process::Signal::KILL,
-                );
+                self.zygote.kill(self.pid);
             }
             let reason = self
                 .zygote

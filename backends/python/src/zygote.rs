@@ -2,6 +2,17 @@
 //! our modules imported and forks every instance process, so instances start
 //! in milliseconds and share its memory pages. See `docs/design/python-wire.md`
 //! for the control messages.
+//!
+//! Lifetimes: the zygote lives until its control socket reaches its end,
+//! which the kernel brings about when the server exits, however it exits.
+//! It gets no `PR_SET_PDEATHSIG`: Linux sends that signal when the *thread*
+//! that forked the process ends, and a zygote starts on whichever thread
+//! needs it first (a load's thread, an instance's thread restarting its
+//! process), so it died with that thread, and every instance with it. An
+//! instance process does get the signal, from the zygote's one thread, and
+//! so never outlives its zygote. The server reaps a zygote as soon as its
+//! socket closes, and signals instance processes only through their zygote
+//! (see [`Zygote::kill`]), never by a pid that may have been reused.
 
 use std::{
     collections::HashMap,
@@ -59,7 +70,7 @@ pub(crate) struct Zygote {
     python: PathBuf,
     control: Arc<OwnedFd>,
     shared: Arc<Shared>,
-    process: Mutex<Child>,
+    process: Arc<Mutex<Child>>,
     next_token: AtomicU64,
     /// The interpreter's Python and numpy versions and how it codes frames
     /// (the compiled `_frames` module or Python), for log lines.
@@ -86,6 +97,14 @@ impl Zygote {
     /// Starts a zygote running `python`, with our package in `package`, and
     /// waits until it has imported numpy.
     pub fn start(python: &Path, package: &Path, timeout: Duration) -> Result<Self> {
+        let mut command = Command::new(python);
+        command.arg("-I").arg(zygote_script(package));
+        Self::launch(command, python, timeout)
+    }
+
+    /// Runs `command` (which runs `python`) with the control socket as its
+    /// fd 3, and waits up to `timeout` for its first message.
+    fn launch(mut command: Command, python: &Path, timeout: Duration) -> Result<Self> {
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -94,12 +113,9 @@ impl Zygote {
         )
         .map_err(|e| Error::internal(format!("python backend: socketpair: {e}")))?;
         let child_fd = theirs.as_raw_fd();
-        let mut command = Command::new(python);
-        command
-            .arg("-I")
-            .arg(zygote_script(package))
-            .stdin(Stdio::null());
-        // SAFETY: only async-signal-safe calls between fork and exec.
+        command.stdin(Stdio::null());
+        // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork
+        // and exec; `child_fd` is a plain integer copied into the closure.
         unsafe {
             command.pre_exec(move || {
                 if child_fd == 3 {
@@ -107,7 +123,6 @@ impl Zygote {
                 } else if libc::dup2(child_fd, 3) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
         }
@@ -120,18 +135,13 @@ impl Zygote {
         drop(theirs);
         let control = Arc::new(ours);
         let shared = Arc::new(Shared::default());
-        {
-            let (control, shared) = (control.clone(), shared.clone());
-            std::thread::Builder::new()
-                .name("py-zygote".into())
-                .spawn(move || read_control(&control, &shared))
-                .map_err(|e| Error::internal(format!("cannot start a thread: {e}")))?;
-        }
+        let process = Arc::new(Mutex::new(process));
+        watch(control.clone(), shared.clone(), process.clone())?;
         let mut zygote = Self {
             python: python.to_path_buf(),
             control,
             shared,
-            process: Mutex::new(process),
+            process,
             next_token: AtomicU64::new(1),
             versions: String::new(),
         };
@@ -199,6 +209,19 @@ impl Zygote {
         }
     }
 
+    /// Asks the zygote to SIGKILL its child `pid`. The zygote kills only a
+    /// child it has not reaped yet, so the signal never reaches a process
+    /// that got the pid later. A zygote that is gone has no children left
+    /// to kill: they got their parent-death signal.
+    pub fn kill(&self, pid: i32) {
+        let message = json!({"op": "kill", "pid": pid}).to_string();
+        let _ = rustix::net::send(
+            self.control.as_fd(),
+            message.as_bytes(),
+            SendFlags::NOSIGNAL,
+        );
+    }
+
     /// How the process `pid` ended, waiting up to `wait` for the news.
     pub fn exit_reason(&self, pid: i32, wait: Duration) -> Option<ExitReason> {
         self.wait(wait, |s| {
@@ -244,13 +267,35 @@ impl Zygote {
 
 impl Drop for Zygote {
     fn drop(&mut self) {
-        let mut process = self.process.lock().unwrap();
-        let _ = process.kill();
-        let _ = process.wait();
+        reap(&self.process);
     }
 }
 
-/// Reads the zygote's messages until its socket closes.
+/// Ends the zygote if it still runs and collects its exit status, so that it
+/// is not left a zombie. `Child` skips the kill once it has the status, so
+/// the pid is never signalled after it could have been reused.
+fn reap(process: &Mutex<Child>) {
+    let mut process = process.lock().unwrap();
+    let _ = process.kill();
+    let _ = process.wait();
+}
+
+/// Starts the thread that reads the zygote's messages and, once its socket
+/// closes, reaps it and marks it gone.
+fn watch(control: Arc<OwnedFd>, shared: Arc<Shared>, process: Arc<Mutex<Child>>) -> Result<()> {
+    std::thread::Builder::new()
+        .name("py-zygote".into())
+        .spawn(move || {
+            read_control(&control, &shared);
+            reap(&process);
+            shared.state.lock().unwrap().gone = true;
+            shared.changed.notify_all();
+        })
+        .map(drop)
+        .map_err(|e| Error::internal(format!("cannot start a thread: {e}")))
+}
+
+/// Reads the zygote's messages until its socket closes: the zygote exited.
 fn read_control(control: &OwnedFd, shared: &Shared) {
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -266,8 +311,6 @@ fn read_control(control: &OwnedFd, shared: &Shared) {
         apply(&message, &mut shared.state.lock().unwrap());
         shared.changed.notify_all();
     }
-    shared.state.lock().unwrap().gone = true;
-    shared.changed.notify_all();
 }
 
 fn apply(message: &Value, state: &mut State) {
@@ -304,7 +347,57 @@ fn apply(message: &Value, state: &mut State) {
 
 #[cfg(test)]
 mod tests {
+    use rustix::process::{Pid, Signal, kill_process};
+
     use super::*;
+
+    /// A stand-in zygote: says it is ready, then reads its control socket
+    /// to the end.
+    fn fake_zygote() -> Zygote {
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(r#"printf '{"op":"ready"}' >&3; exec cat <&3 >/dev/null"#);
+        Zygote::launch(command, Path::new("/bin/sh"), Duration::from_secs(10)).unwrap()
+    }
+
+    fn pid_of(zygote: &Zygote) -> u32 {
+        zygote.process.lock().unwrap().id()
+    }
+
+    fn exists(pid: u32) -> bool {
+        Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    fn gone_within(zygote: &Zygote, wait: Duration) -> bool {
+        zygote.wait(wait, |s| s.gone.then_some(())).is_some()
+    }
+
+    #[test]
+    fn a_zygote_outlives_the_thread_that_started_it() {
+        let zygote = std::thread::spawn(fake_zygote).join().unwrap();
+        // A parent-death signal would come as the thread ends.
+        assert!(!gone_within(&zygote, Duration::from_millis(300)));
+        assert!(zygote.is_alive() && exists(pid_of(&zygote)));
+    }
+
+    #[test]
+    fn a_killed_zygote_is_reaped_while_instances_hold_it() {
+        let zygote = fake_zygote();
+        let pid = pid_of(&zygote);
+        let raw = Pid::from_raw(pid as i32).unwrap();
+        kill_process(raw, Signal::KILL).unwrap();
+        assert!(gone_within(&zygote, Duration::from_secs(10)));
+        assert!(!exists(pid), "the killed zygote {pid} is a zombie");
+    }
+
+    #[test]
+    fn a_dropped_zygote_is_ended_and_reaped() {
+        let zygote = fake_zygote();
+        let pid = pid_of(&zygote);
+        drop(zygote);
+        assert!(!exists(pid), "the zygote {pid} outlived its handle");
+    }
 
     #[test]
     fn exit_reasons_read_well() {

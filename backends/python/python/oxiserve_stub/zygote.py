@@ -94,7 +94,7 @@ def _flush_std():
             pass
 
 
-def _spawn(ctl, wake_r, wake_w, msg, fds):
+def _spawn(ctl, wake_r, wake_w, msg, fds, children):
     if len(fds) != 3:
         for fd in fds:
             os.close(fd)
@@ -107,12 +107,24 @@ def _spawn(ctl, wake_r, wake_w, msg, fds):
     pid = os.fork()
     if pid == 0:
         _child(ctl, wake_r, wake_w, fds, int(msg.get("arena_size", 0)), zygote_pid)
+    children.add(pid)
     for fd in fds:
         os.close(fd)
     _send(ctl, {"op": "spawned", "token": msg.get("token"), "pid": pid})
 
 
-def _reap(ctl):
+def _kill(msg, children):
+    """SIGKILL to the child the server names, if it is one not reaped yet: a pid that was
+    reaped may already belong to another process (another model's instance)."""
+    try:
+        pid = int(msg["pid"])
+    except (KeyError, ValueError, TypeError):
+        return
+    if pid in children:
+        os.kill(pid, signal.SIGKILL)
+
+
+def _reap(ctl, children):
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -120,6 +132,7 @@ def _reap(ctl):
             return
         if pid == 0:
             return
+        children.discard(pid)
         if os.WIFSIGNALED(status):
             _send(ctl, {"op": "exited", "pid": pid, "signal": os.WTERMSIG(status)})
         elif os.WIFEXITED(status):
@@ -147,6 +160,7 @@ def main():
     # Ctrl-C reaches the whole process group: the server shuts instances down itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _send(ctl, ready)
+    children = set()  # forked and not reaped yet
     while True:
         try:
             readable, _, _ = select.select([ctl, wake_r], [], [])
@@ -158,7 +172,7 @@ def main():
                     pass
             except OSError:
                 pass
-            _reap(ctl)
+            _reap(ctl, children)
         if ctl in readable:
             try:
                 data, fds, _flags, _addr = socket.recv_fds(ctl, MAX_MSG, 8)
@@ -179,18 +193,15 @@ def main():
                 sys.stderr.write("oxiserve zygote: bad control message %r\n" % data[:200])
                 continue
             if op == "spawn":
-                _spawn(ctl, wake_r, wake_w, msg, fds)
+                _spawn(ctl, wake_r, wake_w, msg, fds, children)
             else:
                 for fd in fds:
                     os.close(fd)
                 if op == "kill":
-                    try:
-                        os.kill(int(msg["pid"]), signal.SIGKILL)
-                    except (OSError, KeyError, ValueError, TypeError):
-                        pass
+                    _kill(msg, children)
                 else:
                     sys.stderr.write("oxiserve zygote: unknown op %r\n" % (op,))
-        _reap(ctl)
+        _reap(ctl, children)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import time
 
 import numpy as np
@@ -108,6 +109,21 @@ def test_child_exit_code_and_signal(zygote, tmp_path):
     import json as _j
     zygote.ctl.send(_j.dumps({"op": "kill", "pid": s2.pid}).encode())
     assert s2.wait_exit() == {"op": "exited", "pid": s2.pid, "signal": 9}
+
+
+def test_zygote_kills_only_its_own_children(zygote):
+    """A pid the zygote did not fork (or already reaped) may be anyone's: another
+    model's instance, after the pid was reused."""
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        zygote.ctl.send(json.dumps({"op": "kill", "pid": other.pid}).encode())
+        s = Stub(zygote)  # answered after the kill above was handled
+        zygote.ctl.send(json.dumps({"op": "kill", "pid": s.pid}).encode())
+        assert s.wait_exit() == {"op": "exited", "pid": s.pid, "signal": 9}
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_malformed_frame_exits_70(zygote):
