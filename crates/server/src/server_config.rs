@@ -30,6 +30,7 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
         model_load_threads: repository.model_load_thread_count.max(1) as usize,
         limits: ServerLimits {
             shared_memory_regions: options.memory.shared_memory_region_limit,
+            model_queue: options.memory.model_queue_limit,
         },
     }
 }

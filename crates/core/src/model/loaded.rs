@@ -11,7 +11,7 @@ use oxiserve_backend::{
     ModelContext, ResponseSink,
 };
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
-use oxiserve_types::{InferRequest, Result};
+use oxiserve_types::{Error, InferRequest, Result};
 
 use super::warmup;
 use crate::{
@@ -33,22 +33,32 @@ pub struct LoadedModel {
     stats: Arc<StatsCollector>,
     outputs: Arc<OutputInfo>,
     scheduler: Scheduler,
+    /// Requests waiting beyond this many are refused; 0: no limit.
+    queue_limit: usize,
     runners: Mutex<Vec<InstanceRunner>>,
     load_duration: Duration,
 }
 
+/// What the server decides for every model it loads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadSettings {
+    /// Record latency histograms.
+    pub histograms: bool,
+    /// Refuse requests while this many wait in the model's queue (0: never).
+    pub queue_limit: usize,
+}
+
 impl LoadedModel {
-    /// Loads `context`'s model with `backend` and starts its instances;
-    /// `histograms` turns its latency histograms on.
+    /// Loads `context`'s model with `backend` and starts its instances.
     pub(crate) fn load(
         backend: &dyn Backend,
         context: ModelContext,
-        histograms: bool,
+        settings: LoadSettings,
     ) -> Result<Self> {
         let started = Instant::now();
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
-        let stats = Arc::new(StatsCollector::new(histograms));
+        let stats = Arc::new(StatsCollector::new(settings.histograms));
         let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
         let warmup = Arc::new(warmup::samples(&context.config, &context.model_path)?);
         let label = format!("{} (version {})", context.name, context.version);
@@ -78,6 +88,7 @@ impl LoadedModel {
             stats,
             outputs,
             scheduler,
+            queue_limit: settings.queue_limit,
             runners: Mutex::new(runners),
             load_duration: started.elapsed(),
         })
@@ -100,6 +111,8 @@ impl LoadedModel {
             config: context.config,
             stats,
             scheduler: Scheduler::Ensemble(scheduler),
+            // Its requests wait in its members' queues, which have limits.
+            queue_limit: 0,
             runners: Mutex::new(Vec::new()),
             load_duration: started.elapsed(),
         })
@@ -211,6 +224,7 @@ impl LoadedModel {
             .collect();
         let request_id = request.id.clone();
         // Like Triton, requests refused here are not counted in the statistics.
+        self.check_queue_room(&request_id)?;
         let valid = validate(&self.config, request)?;
         let target = StreamTarget {
             tx: out,
@@ -236,6 +250,22 @@ impl LoadedModel {
             enqueued: Instant::now(),
         };
         self.scheduler.enqueue(job)
+    }
+
+    /// Refuses a request at once, with Triton's words, while the queue holds
+    /// `queue_limit` requests (its memory stays bounded under overload).
+    fn check_queue_room(&self, request_id: &str) -> Result<()> {
+        if self.queue_limit == 0 || self.scheduler.pending() < self.queue_limit {
+            return Ok(());
+        }
+        let id = if request_id.is_empty() {
+            "<id_unknown>"
+        } else {
+            request_id
+        };
+        Err(Error::unavailable(format!(
+            "[request id: {id}] Exceeds maximum queue size"
+        )))
     }
 
     /// Stops accepting requests, lets the queued ones finish, and waits for

@@ -6,6 +6,7 @@ mod metadata;
 mod table;
 pub(crate) mod warmup;
 
+pub(crate) use loaded::LoadSettings;
 pub use loaded::LoadedModel;
 pub use metadata::{ModelMetadata, TensorMetadata};
 pub(crate) use table::{ModelEntry, ModelTable, VersionSlot};

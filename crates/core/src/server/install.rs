@@ -15,7 +15,7 @@ use oxiserve_types::{Error, ErrorKind, Result};
 
 use super::{Server, host::ServerHost, members};
 use crate::{
-    model::{LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
+    model::{LoadSettings, LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
     repository::{ModelSpec, OverrideFolder, ScannedModel},
 };
 
@@ -242,7 +242,11 @@ impl Server {
                 ),
             )
         })?;
-        LoadedModel::load(backend.as_ref(), context, self.config().latency_histograms)
+        let settings = LoadSettings {
+            histograms: self.config().latency_histograms,
+            queue_limit: self.config().limits.model_queue,
+        };
+        LoadedModel::load(backend.as_ref(), context, settings)
     }
 }
 

@@ -82,12 +82,17 @@ pub struct ServerLimits {
     /// System shared memory regions registered at once
     /// (`--shared-memory-region-limit`).
     pub shared_memory_regions: usize,
+    /// Requests waiting in one model's queue before more are refused with
+    /// UNAVAILABLE (`--model-queue-limit`; 0: no limit). A config's own
+    /// `max_queue_size` applies as well.
+    pub model_queue: usize,
 }
 
 impl Default for ServerLimits {
     fn default() -> Self {
         Self {
             shared_memory_regions: crate::shared_memory::DEFAULT_MAX_REGIONS,
+            model_queue: 10_000,
         }
     }
 }

@@ -104,4 +104,8 @@ pub struct MemoryOptions {
     /// System shared memory regions registered at once (beyond Triton).
     #[arg(long, default_value_t = 4096, value_name = "N")]
     pub shared_memory_region_limit: usize,
+    /// Requests waiting in one model's queue before more are refused with
+    /// UNAVAILABLE at once; 0 for no limit (beyond Triton).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub model_queue_limit: usize,
 }

@@ -155,6 +155,7 @@ const OXISERVE_FLAGS: &[&str] = &[
     "http-root-cert",
     "grpc-max-input-size",
     "shared-memory-region-limit",
+    "model-queue-limit",
 ];
 
 #[test]
