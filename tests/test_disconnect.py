@@ -115,3 +115,36 @@ def test_grpc_calls_cancelled_by_their_clients_are_not_executed(slow_server):
         stats = _stats(http)
     stub.close()
     assert stats["execution_count"] - before["execution_count"] == 2, stats
+
+
+@pytest.mark.oxiserve_only
+@pytest.mark.parametrize("phase", ["headers", "body", "executing"])
+def test_a_client_gone_in_any_phase_costs_nothing(slow_server, phase):
+    """A client that hangs up while sending its headers, its body, or while
+    its request executes leaves the server serving, with statistics that add
+    up: the executing one runs (it had started), the others never exist."""
+    port = slow_server.port
+    request = _request_bytes(port)
+    head_end = request.index(b"\r\n\r\n") + 4
+    with Http(slow_server.url) as http:
+        before = _stats(http)
+        s = socket.create_connection(("127.0.0.1", port))
+        if phase == "headers":
+            s.sendall(request[: head_end // 2])
+        elif phase == "body":
+            s.sendall(request[: head_end + 5])
+        else:
+            s.sendall(request)
+            time.sleep(0.1)  # it is executing now
+        s.close()
+        resp = http.infer("slow", {
+            "inputs": [{"name": "INPUT0", "shape": [1], "datatype": "INT32", "data": [8]}]
+        })
+        assert resp.status_code == 200, resp.text
+        executed = 2 if phase == "executing" else 1
+        stats = wait_for(
+            lambda: (s := _stats(http))["execution_count"] - before["execution_count"] >= executed
+            and s,
+            what="the executions counted",
+        )
+        assert stats["execution_count"] - before["execution_count"] == executed, stats
