@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test of oxiserve: formatting, the crate layout
 # (DESIGN.md), clippy with warnings as errors, all Rust tests (which include
-# end-to-end tests of the real binary), and the Python end-to-end suite in
+# end-to-end tests of the real binary), 20 s of fuzzing per decoder
+# (scripts/fuzz.sh), and the Python end-to-end suite in
 # tests/ (the real binary driven by the real tritonclient). Ends with one line
 # counting every test.
 set -euo pipefail
@@ -23,6 +24,8 @@ status=0
 cargo test --workspace --locked --no-fail-fast "${features[@]}" 2>&1 | tee "$log" || status=1
 rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "$log")
 echo "rust: ${rust% *} passed, ${rust#* } failed"
+# Every decoder of outside bytes, fuzzed briefly (fuzz/, its own workspace).
+scripts/fuzz.sh || status=1
 
 # End-to-end: the debug binaries (oxiserve, oxiserve-perf) over real sockets;
 # the same feature set as above, so nothing compiles twice.

@@ -3,6 +3,8 @@
 //! statistics. It knows no HTTP or gRPC: frontends call [`Server`].
 
 mod backends;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod infer;
 mod model;
 pub mod repository;

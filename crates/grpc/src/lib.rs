@@ -7,6 +7,8 @@
 
 mod convert;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod health;
 mod infer;
 mod logging;

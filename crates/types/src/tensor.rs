@@ -39,7 +39,9 @@ impl Tensor {
 /// `expected` elements, each with a complete length prefix and payload, and
 /// nothing left over. The error text says what is wrong for tensor `name`.
 pub fn bytes_elements<'a>(name: &str, data: &'a [u8], expected: usize) -> Result<Vec<&'a [u8]>> {
-    let mut elements = Vec::with_capacity(expected);
+    // `expected` comes from a shape the client wrote: room for no more
+    // elements than `data` can hold (4 bytes each at least).
+    let mut elements = Vec::with_capacity(expected.min(data.len() / 4));
     let mut rest = data;
     while !rest.is_empty() {
         let Some((len, tail)) = rest.split_first_chunk::<4>() else {
@@ -100,6 +102,21 @@ mod tests {
         let err = bytes_elements("IN", &data[..5], 1).unwrap_err();
         assert!(err.message.contains("'IN'"), "{err}");
         let err = bytes_elements("IN", &[1, 0], 1).unwrap_err();
+        assert!(err.message.contains("exceeds"), "{err}");
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/bytes_tensor.rs): a declared
+    /// element count far beyond the data reserved room for all of them and
+    /// aborted the process when the allocation failed.
+    #[test]
+    fn a_huge_declared_count_is_an_error() {
+        let data = encode_bytes_elements(["x"]);
+        let err = bytes_elements("IN", &data, usize::MAX).unwrap_err();
+        assert!(
+            err.message.contains("expected 18446744073709551615"),
+            "{err}"
+        );
+        let err = bytes_elements("IN", &[0xf9; 16], 0xf900_0000).unwrap_err();
         assert!(err.message.contains("exceeds"), "{err}");
     }
 }

@@ -354,3 +354,40 @@ fn registrations_past_the_limit_are_refused() {
     registry.unregister("a");
     registry.register("c", &object.key, 0, 8).unwrap();
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A span is read iff it lies in its region, whatever the numbers,
+        /// and what is read is that part of the object.
+        #[test]
+        fn spans_are_read_iff_they_fit_the_region(
+            (region_offset, region_size) in (0u64..32).prop_flat_map(|o| (Just(o), 1u64..=64 - o)),
+            offset in prop_oneof![0u64..80, any::<u64>()],
+            byte_size in prop_oneof![0u64..80, any::<u64>()],
+        ) {
+            let object = ShmObject::new(64);
+            let contents: Vec<u8> = (0..64).collect();
+            object.write(0, &contents);
+            let registry = SharedMemoryRegistry::default();
+            registry.register("r", &object.key, region_offset, region_size).unwrap();
+            let mut tensor = Tensor::new("IN", DataType::Uint8, vec![-1], bytes::Bytes::new());
+            tensor.parameters = shm_parameters("r", byte_size, Some(offset));
+            let mut request = InferRequest { inputs: vec![tensor], ..InferRequest::default() };
+            let fits = byte_size > 0
+                && offset.checked_add(byte_size).is_some_and(|end| end <= region_size);
+            let result = registry.resolve(&mut request);
+            prop_assert_eq!(result.is_ok(), fits, "{:?}", result.err());
+            if fits {
+                let start = (region_offset + offset) as usize;
+                let expected = &contents[start..start + byte_size as usize];
+                prop_assert_eq!(&request.inputs[0].data[..], expected);
+            }
+        }
+    }
+}

@@ -4,3 +4,6 @@ pub(crate) mod contents;
 pub(crate) mod parameters;
 pub(crate) mod request;
 pub(crate) mod response;
+
+#[cfg(test)]
+mod properties;

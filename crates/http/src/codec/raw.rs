@@ -39,7 +39,14 @@ pub fn decode_raw_request(
     if config.max_batch_size > 0 {
         shape.push(1);
     }
-    let known: i64 = input.dims.iter().filter(|&&d| d >= 0).product();
+    // 0 (no size to divide by) when the fixed dims overflow: such a shape
+    // fails validation whatever the variable dim is.
+    let known = input
+        .dims
+        .iter()
+        .filter(|&&d| d >= 0)
+        .try_fold(1i64, |product, &d| product.checked_mul(d))
+        .unwrap_or(0);
     let variable = input.dims.iter().filter(|&&d| d < 0).count();
     shape.extend(input.dims.iter().map(|&d| match d {
         d if d >= 0 => d,
@@ -105,6 +112,15 @@ mod tests {
         let r = decode_raw_request(&c, None, Bytes::from_static(b"hi")).unwrap();
         assert_eq!(r.inputs[0].shape, vec![1, 1]);
         assert_eq!(r.inputs[0].data, encode_bytes_elements(["hi"]));
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/http_raw_request.rs): fixed dims
+    /// whose product overflows made the variable dim's computation panic.
+    #[test]
+    fn fixed_dims_that_overflow_leave_the_variable_dim_at_1() {
+        let c = config(0, &[("INPUT0", DataType::Uint8, &[i64::MAX, 4, -1])]);
+        let r = decode_raw_request(&c, None, Bytes::from_static(b"hello")).unwrap();
+        assert_eq!(r.inputs[0].shape, vec![i64::MAX, 4, 1]);
     }
 
     #[test]

@@ -121,6 +121,7 @@ pub(super) const JSON_SAMPLES: [(DataType, &str); 12] = [
     (DataType::Bytes, r#"["안녕하세요","hello",""]"#),
 ];
 
+mod properties;
 mod request_errors;
 mod requests;
 mod responses;
