@@ -1,16 +1,17 @@
 """`--model-control-mode=poll`: models added, changed (configuration,
 versions, version policy) and removed while the server runs are loaded,
-reloaded and unloaded; a broken change leaves the model serving; the load
-API is refused."""
+reloaded and unloaded; a broken change (or a file still being written)
+leaves the model serving; the load API is refused."""
 
 import time
 
+import numpy as np
 import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from helpers import wait_for
-from management_models import infer, logging_model
+from management_models import LOGGING_MODEL_PY, infer, logging_model
 from python_models import write_repo
 from servers import Server
 
@@ -84,3 +85,26 @@ def test_load_api_is_refused(polled):
     with pytest.raises(InferenceServerException):
         client.unload_model("a")
     assert client.is_model_ready("a")
+
+
+def test_a_half_written_version_is_picked_up_once_complete(polled):
+    """A new version folder whose model.py is still being written (the first
+    half: a syntax error) fails to load and the old version keeps serving;
+    once the file is complete, a later poll serves the new version."""
+    _, client, repo, _ = polled
+    source = LOGGING_MODEL_PY
+    (repo / "a" / "2").mkdir()
+    (repo / "a" / "2" / "model.py").write_text(source[: len(source) // 2])
+    for _ in range(3):
+        time.sleep(1)
+        assert infer(client, "a") == [1, 2, 3, 4]
+        assert _served_version(client) == "1"
+    (repo / "a" / "2" / "model.py").write_text(source)
+    wait_for(lambda: _served_version(client) == "2", what="version 2 to serve")
+    assert infer(client, "a") == [1, 2, 3, 4]
+
+
+def _served_version(client):
+    tensor = httpclient.InferInput("INPUT0", [1, 4], "INT32")
+    tensor.set_data_from_numpy(np.array([[1, 2, 3, 4]], dtype=np.int32))
+    return client.infer("a", [tensor]).get_response()["model_version"]
