@@ -40,6 +40,35 @@ class Http:
         self.session.close()
 
 
+def raw_infer_request(port, model, body):
+    """The bytes of one keep-alive HTTP/1.1 inference request with JSON `body`."""
+    data = json.dumps(body).encode()
+    return (
+        f"POST /v2/models/{model}/infer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
+
+
+def read_response(sock):
+    """One HTTP/1.1 response read off `sock`: (status line, headers with
+    lower-case names, body); ConnectionError if the server closes first."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed before a response: {data!r}")
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    headers = {k.lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    while len(body) < int(headers.get("content-length", 0)):
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed mid-body")
+        body += chunk
+    return lines[0], headers, body
+
+
 def int32_body(rows=1, values=(1, 2, 3)):
     """A JSON request of INPUT0 INT32 [rows, len(values)]."""
     data = list(values) * rows

@@ -6,7 +6,6 @@ exits 0. (A Python process killed mid-request: test_python_crash.py; files
 half-written under poll mode: test_poll_mode.py; clients that go away:
 test_disconnect.py; keep-alive requests at SIGTERM: test_shutdown.py.)"""
 
-import json
 import os
 import signal
 import socket
@@ -16,7 +15,7 @@ import time
 import pytest
 import tritonclient.http as httpclient
 
-from helpers import Http, expect_still_serving, int32_body
+from helpers import Http, expect_still_serving, int32_body, raw_infer_request, read_response
 from management_models import infer, logging_model
 from models import identity
 from python_models import PyModel, config, write_repo
@@ -107,33 +106,6 @@ def test_load_unload_cycles_leave_nothing_behind(tmp_path):
         client.close()
 
 
-def _request(port):
-    body = json.dumps(int32_body()).encode()
-    return (
-        f"POST /v2/models/id_int32/infer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
-
-
-def _answer(sock):
-    """One response: (status line, whether the server closes after it)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed without an answer")
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
-    lines = head.decode().lower().split("\r\n")
-    length = next(int(l.split(":")[1]) for l in lines if l.startswith("content-length:"))
-    while len(body) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed mid-answer")
-        body += chunk
-    return lines[0], "connection: close" in lines
-
-
 def test_sigterm_under_load_answers_every_request_taken(tmp_path):
     repo = write_repo(tmp_path / "repo", [identity("id_int32", "INT32")])
     server = Server(repo)
@@ -152,16 +124,16 @@ def test_sigterm_under_load_answers_every_request_taken(tmp_path):
                 return
             with sock:
                 while True:
-                    sock.sendall(_request(port))
+                    sock.sendall(raw_infer_request(port, "id_int32", int32_body()))
                     try:
-                        status, closing = _answer(sock)
+                        status, headers, _ = read_response(sock)
                     except (ConnectionError, OSError):
                         with lock:
                             counts["dropped"] += 1
                         return
                     with lock:
-                        counts["answered" if status.endswith("200 ok") else "other"] += 1
-                    if closing:
+                        counts["answered" if status == "HTTP/1.1 200 OK" else "other"] += 1
+                    if headers.get("connection") == "close":
                         break
 
     clients = [threading.Thread(target=client) for _ in range(16)]

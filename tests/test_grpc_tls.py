@@ -12,17 +12,7 @@ from tritonclient.utils import InferenceServerException
 from grpc_helpers import infer_input
 from models import identity, write_repository
 from servers import TARGET, run_to_exit
-from tls_certs import Authority
-
-
-def ssl_flags(pki, mutual=False):
-    flags = [
-        f"--grpc-server-cert={pki / 'server.pem'}",
-        f"--grpc-server-key={pki / 'server.key'}",
-    ]
-    if mutual:
-        return [*flags, "--grpc-use-ssl-mutual=true", f"--grpc-root-cert={pki / 'ca.pem'}"]
-    return [*flags, "--grpc-use-ssl=true"]
+from tls_certs import Authority, ssl_flags
 
 
 def tls_client(server, root, identity_of=None):
@@ -49,7 +39,7 @@ def assert_refused(client):
 
 
 def test_ssl_client_infers(start_server, pki):
-    server = start_server([identity("tls_identity", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("tls_identity", "INT32")], *ssl_flags("grpc", pki))
     with tls_client(server, pki / "ca.pem") as client:
         assert client.is_server_ready()
         assert_infers(client, "tls_identity")
@@ -58,7 +48,7 @@ def test_ssl_client_infers(start_server, pki):
 
 
 def test_plaintext_client_is_refused(start_server, pki):
-    server = start_server([identity("tls_plain", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("tls_plain", "INT32")], *ssl_flags("grpc", pki))
     with grpcclient.InferenceServerClient(server.grpc_url) as plain:
         assert_refused(plain)
     # The failed connection harmed nothing.
@@ -67,7 +57,7 @@ def test_plaintext_client_is_refused(start_server, pki):
 
 
 def test_client_trusting_another_ca_is_refused(start_server, pki, tmp_path):
-    server = start_server([identity("tls_stranger", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("tls_stranger", "INT32")], *ssl_flags("grpc", pki))
     with tls_client(server, Authority("other CA").write(tmp_path / "other.pem")) as client:
         assert_refused(client)
 
@@ -75,7 +65,7 @@ def test_client_trusting_another_ca_is_refused(start_server, pki, tmp_path):
 def test_mutual_tls(start_server, pki):
     """--grpc-use-ssl-mutual implies --grpc-use-ssl; clients need a
     certificate of the root CA."""
-    server = start_server([identity("tls_mutual", "INT32")], *ssl_flags(pki, mutual=True))
+    server = start_server([identity("tls_mutual", "INT32")], *ssl_flags("grpc", pki, mutual=True))
     with tls_client(server, pki / "ca.pem", identity_of=pki) as client:
         assert_infers(client, "tls_mutual")
     with tls_client(server, pki / "ca.pem") as anonymous:
@@ -83,7 +73,7 @@ def test_mutual_tls(start_server, pki):
 
 
 def test_mutual_tls_refuses_a_client_certificate_of_another_ca(start_server, pki, tmp_path):
-    server = start_server([identity("tls_foreign", "INT32")], *ssl_flags(pki, mutual=True))
+    server = start_server([identity("tls_foreign", "INT32")], *ssl_flags("grpc", pki, mutual=True))
     stranger = tmp_path / "stranger"
     stranger.mkdir()
     Authority("other CA").issue(stranger / "client.pem", stranger / "client.key", client=True)
@@ -95,7 +85,7 @@ def test_mutual_tls_refuses_a_client_certificate_of_another_ca(start_server, pki
 def test_rotated_certificate_serves_new_connections(start_server, pki, tmp_path):
     """cert-manager rewrites the files in place; new connections get the new
     certificate without a restart (Triton reads them once, at start-up)."""
-    server = start_server([identity("tls_rotated", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("tls_rotated", "INT32")], *ssl_flags("grpc", pki))
     with tls_client(server, pki / "ca.pem") as client:
         assert_infers(client, "tls_rotated")
     new_ca = Authority("rotated CA")
@@ -120,7 +110,7 @@ def test_rotated_certificate_serves_new_connections(start_server, pki, tmp_path)
 @pytest.mark.parametrize("problem", ["missing", "no certificate", "key of another certificate"])
 def test_bad_certificate_files_stop_start_up(tmp_path, pki, problem):
     """The server exits at start-up, and its log names the file at fault."""
-    flags = ssl_flags(pki)
+    flags = ssl_flags("grpc", pki)
     named = pki / "server.pem"
     if problem == "missing":
         named = pki / "absent.pem"

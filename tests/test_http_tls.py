@@ -11,19 +11,9 @@ import tritonclient.http as httpclient
 
 from models import identity, write_repository
 from servers import TARGET, run_to_exit
-from tls_certs import Authority
+from tls_certs import Authority, ssl_flags
 
 pytestmark = pytest.mark.oxiserve_only
-
-
-def ssl_flags(pki, mutual=False):
-    flags = [
-        f"--http-server-cert={pki / 'server.pem'}",
-        f"--http-server-key={pki / 'server.key'}",
-    ]
-    if mutual:
-        return [*flags, "--http-use-ssl-mutual=true", f"--http-root-cert={pki / 'ca.pem'}"]
-    return [*flags, "--http-use-ssl=true"]
 
 
 def https_client(server, root, identity_of=None):
@@ -52,7 +42,7 @@ def refused(client):
 
 
 def test_https_client_infers_and_plain_http_is_refused(start_server, pki):
-    server = start_server([identity("https_identity", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("https_identity", "INT32")], *ssl_flags("http", pki))
     client = https_client(server, pki / "ca.pem")
     assert client.is_server_ready()
     assert infers(client, "https_identity")
@@ -62,7 +52,7 @@ def test_https_client_infers_and_plain_http_is_refused(start_server, pki):
 
 
 def test_mutual_tls_needs_a_client_certificate_of_the_root(start_server, pki, tmp_path):
-    server = start_server([identity("https_mutual", "INT32")], *ssl_flags(pki, mutual=True))
+    server = start_server([identity("https_mutual", "INT32")], *ssl_flags("http", pki, mutual=True))
     assert infers(https_client(server, pki / "ca.pem", identity_of=pki), "https_mutual")
     assert refused(https_client(server, pki / "ca.pem"))
     stranger = tmp_path / "stranger"
@@ -72,7 +62,7 @@ def test_mutual_tls_needs_a_client_certificate_of_the_root(start_server, pki, tm
 
 
 def test_rotated_certificate_serves_new_connections(start_server, pki, tmp_path):
-    server = start_server([identity("https_rotated", "INT32")], *ssl_flags(pki))
+    server = start_server([identity("https_rotated", "INT32")], *ssl_flags("http", pki))
     assert infers(https_client(server, pki / "ca.pem"), "https_rotated")
     new_ca = Authority("rotated CA")
     new_root = new_ca.write(tmp_path / "new-ca.pem")

@@ -2,7 +2,6 @@
 connections, requests in flight complete, models unload (Python models run
 `finalize`), and it exits 0; past --exit-timeout-secs it exits 1 at once."""
 
-import json
 import signal
 import socket
 import threading
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
-from helpers import wait_for
+from helpers import raw_infer_request, read_response, wait_for
 from python_models import PyModel, config, write_repo
 from servers import Server, accepts
 
@@ -94,31 +93,8 @@ def test_exit_timeout_cuts_the_wait(tmp_path):
 
 
 def _request(port, ms):
-    body = json.dumps({"inputs": [{"name": "MS", "shape": [1], "datatype": "INT32",
-                                   "data": [ms]}]}).encode()
-    return (
-        f"POST /v2/models/sleeper/infer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
-
-
-def _response(sock):
-    """One HTTP response read off `sock`: (status line, headers, body)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before a response: {data!r}")
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
-    lines = head.decode().split("\r\n")
-    headers = {k.lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
-    while len(body) < int(headers.get("content-length", 0)):
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed mid-body")
-        body += chunk
-    return lines[0], headers, body
+    body = {"inputs": [{"name": "MS", "shape": [1], "datatype": "INT32", "data": [ms]}]}
+    return raw_infer_request(port, "sleeper", body)
 
 
 def test_requests_sent_on_keep_alive_connections_after_the_signal_are_answered(tmp_path):
@@ -131,14 +107,14 @@ def test_requests_sent_on_keep_alive_connections_after_the_signal_are_answered(t
     busy = socket.create_connection(("127.0.0.1", server.port), timeout=30)
     for sock in idle:
         sock.sendall(_request(server.port, 0))
-        assert _response(sock)[0] == "HTTP/1.1 200 OK"
+        assert read_response(sock)[0] == "HTTP/1.1 200 OK"
     busy.sendall(_request(server.port, 800))  # executing while the signal comes
     time.sleep(0.3)
     server.proc.send_signal(signal.SIGTERM)
     time.sleep(0.1)  # the server is draining when the requests come
     for sock in idle:
         sock.sendall(_request(server.port, 10))
-    for status, _, body in [_response(sock) for sock in [busy, *idle]]:
+    for status, _, body in [read_response(sock) for sock in [busy, *idle]]:
         assert status == "HTTP/1.1 200 OK", (status, body)
     for sock in [busy, *idle]:
         assert sock.recv(1) == b"", "the connection closes after its answer"

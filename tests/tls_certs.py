@@ -76,3 +76,15 @@ class Authority:
         key_path.write_bytes(_key_pem(key, pkcs8))
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         return cert_path, key_path
+
+
+def ssl_flags(protocol, pki, mutual=False):
+    """The `--<protocol>-*ssl*` flags serving `pki`'s server certificate
+    (see conftest's `pki`); `mutual` asks for client certificates of its CA."""
+    flags = [
+        f"--{protocol}-server-cert={pki / 'server.pem'}",
+        f"--{protocol}-server-key={pki / 'server.key'}",
+    ]
+    if mutual:
+        return [*flags, f"--{protocol}-use-ssl-mutual=true", f"--{protocol}-root-cert={pki / 'ca.pem'}"]
+    return [*flags, f"--{protocol}-use-ssl=true"]
