@@ -3,6 +3,7 @@
 //! statistics, model repository and logging. Handlers decode, call the
 //! core's [`Server`], and encode; nothing else.
 
+mod app;
 mod body;
 pub mod codec;
 mod compression;

@@ -12,17 +12,10 @@ use oxiserve_core::{RestrictedCategory, Server};
 
 use crate::{
     HttpOptions,
+    app::App,
     error::ApiError,
     handlers::{self, health, infer, logging, metadata, repository, shared_memory, statistics},
 };
-
-/// The application state every handler gets.
-#[derive(Debug, Clone)]
-pub(crate) struct App {
-    pub server: Server,
-    /// The body size limit, for error messages.
-    pub max_body_bytes: usize,
-}
 
 /// The shared memory extensions' routes (system, and CUDA answered as
 /// without GPU support).

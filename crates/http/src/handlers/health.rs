@@ -7,8 +7,8 @@ use axum::{
 
 use super::ModelPath;
 use crate::{
+    app::App,
     error::{ApiError, ApiResult},
-    router::App,
 };
 
 fn status(ok: bool) -> StatusCode {

@@ -11,6 +11,7 @@ use oxiserve_types::{Error, ErrorKind, InferRequest};
 
 use super::ModelPath;
 use crate::{
+    app::App,
     body::Chunks,
     codec::{
         EncodedResponse, decode_infer_request, decode_raw_request, encode_infer_response,
@@ -18,7 +19,6 @@ use crate::{
     },
     compression::{Encoding, decode_request, encode_response, response_encoding},
     error::{ApiError, ApiResult},
-    router::App,
 };
 
 const HEADER_LENGTH: &str = "inference-header-content-length";

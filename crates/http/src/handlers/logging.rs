@@ -6,7 +6,7 @@ use oxiserve_types::{Error, ErrorKind};
 use serde_json::{Value, json};
 
 use super::{json_response, repository::parse_object};
-use crate::{error::ApiResult, router::App};
+use crate::{app::App, error::ApiResult};
 
 /// `GET /v2/logging`
 pub(crate) async fn get(State(app): State<App>) -> ApiResult<Response> {

@@ -7,7 +7,7 @@ use axum::{
 use serde_json::json;
 
 use super::{ModelPath, json_response};
-use crate::{error::ApiResult, router::App};
+use crate::{app::App, error::ApiResult};
 
 /// Protocol extensions this frontend implements.
 pub const EXTENSIONS: &[&str] = &[

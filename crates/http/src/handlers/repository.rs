@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 
 use super::json_response;
 use crate::{
+    app::App,
     error::{ApiError, ApiResult},
-    router::App,
 };
 
 /// `POST /v2/repository/index` with an optional `{"ready": bool}` body.

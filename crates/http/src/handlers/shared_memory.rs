@@ -13,7 +13,7 @@ use oxiserve_types::Error;
 use serde_json::{Map, Value, json};
 
 use super::json_response;
-use crate::{error::ApiResult, router::App};
+use crate::{app::App, error::ApiResult};
 
 /// `GET /v2/systemsharedmemory/status`
 pub(crate) async fn system_status_all(State(app): State<App>) -> ApiResult<Response> {

@@ -8,7 +8,7 @@ use oxiserve_core::{ModelStatistics, StatDuration};
 use serde_json::{Value, json};
 
 use super::{ModelPath, json_response};
-use crate::{error::ApiResult, router::App};
+use crate::{app::App, error::ApiResult};
 
 /// `GET /v2/models/stats`
 pub(crate) async fn all(State(app): State<App>) -> ApiResult<Response> {
