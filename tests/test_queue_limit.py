@@ -23,7 +23,7 @@ BODY = {"inputs": [{"name": "INPUT0", "shape": [1], "datatype": "INT32", "data":
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    spec = ModelSpec("slow", [Tensor("INPUT0", "INT32", [-1])], execute_delay_ms=600)
+    spec = ModelSpec("slow", [Tensor("INPUT0", "INT32", [-1])], execute_delay_ms=1500)
     repo = write_repository(tmp_path_factory.mktemp("queue"), [spec], TARGET)
     with Server(repo, ["--model-queue-limit=2"]) as server:
         yield server
@@ -40,7 +40,7 @@ def test_a_full_queue_refuses_at_once(server):
     with Http(server.url) as http:
         for sender in senders:  # one executes, two wait
             sender.start()
-            time.sleep(0.1)
+            time.sleep(0.2)
         expect_error(http.infer("slow", BODY), 503, "Exceeds maximum queue size")
         client = grpcclient.InferenceServerClient(server.grpc_url)
         with pytest.raises(InferenceServerException) as refused:
