@@ -6,8 +6,8 @@ import pytest
 import tritonclient.grpc as grpcclient
 
 from grpc_helpers import expect_grpc_error, infer_input
-from models import identity
-from servers import TARGET
+from models import identity, write_repository
+from servers import TARGET, run_to_exit
 
 HEADER = "triton-grpc-protocol-admin-key"
 
@@ -57,6 +57,19 @@ def test_restricted_protocol(start_server):
         # Other APIs are open.
         assert client.is_server_live()
         assert client.get_model_metadata("guarded").name == "guarded"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--grpc-restricted-protocol=nope:k=v"], "unknown restricted protocol 'nope'"),
+    (["--grpc-restricted-protocol=health:k=v", "--grpc-restricted-protocol=trace,health:k=w"],
+     "restricted protocol 'health' can not be specified in multiple config groups"),
+    (["--http-restricted-api=everything:k=v"], "unknown restricted api 'everything'"),
+])
+def test_bad_restrictions_stop_start_up(tmp_path, flags, message):
+    repo = write_repository(tmp_path / "repo", [identity("guarded", "INT32")], TARGET)
+    status, output = run_to_exit(repo, flags)
+    assert status not in (0, None), output
+    assert message in output, output
 
 
 @pytest.mark.oxiserve_only

@@ -1,10 +1,13 @@
 //! `tritonserver`'s rules applied after parsing: derived values and
 //! rejected combinations.
 
+use std::collections::HashSet;
+
 use clap::error::ErrorKind;
+use oxiserve_core::RestrictedCategory;
 
 use super::options::ServerOptions;
-use super::values::ModelControlMode;
+use super::values::{ModelControlMode, RestrictedApi};
 
 impl ServerOptions {
     /// Applies `tritonserver`'s post-parse rules.
@@ -57,6 +60,13 @@ impl ServerOptions {
                 "--response-cache-byte-size and --cache-config are incompatible: give one or the other",
             );
         }
+        for (flags, kind) in [
+            (&self.http.http_restricted_api, "api"),
+            (&self.grpc.grpc_restricted_protocol, "protocol"),
+        ] {
+            check_restrictions(flags, kind)
+                .map_err(|message| (ErrorKind::ValueValidation, message))?;
+        }
         self.check_ports()
             .map_err(|message| (ErrorKind::ArgumentConflict, message))
     }
@@ -100,4 +110,21 @@ impl ServerOptions {
         }
         Ok(())
     }
+}
+
+/// Triton's checks of one kind of restriction flag (`api` for HTTP,
+/// `protocol` for gRPC): every group is known and in one group only.
+fn check_restrictions(flags: &[RestrictedApi], kind: &str) -> Result<(), String> {
+    let mut seen = HashSet::new();
+    for name in flags.iter().flat_map(|flag| &flag.apis) {
+        let Some(category) = RestrictedCategory::from_name(name) else {
+            return Err(format!("unknown restricted {kind} '{name}'"));
+        };
+        if !seen.insert(category) {
+            return Err(format!(
+                "restricted {kind} '{name}' can not be specified in multiple config groups"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -243,24 +243,12 @@ impl FromStr for MetricsConfig {
     }
 }
 
-/// APIs that `--http-restricted-api` / `--grpc-restricted-protocol` can restrict.
-pub const RESTRICTABLE_APIS: &[&str] = &[
-    "health",
-    "metadata",
-    "inference",
-    "shared-memory",
-    "model-config",
-    "model-repository",
-    "statistics",
-    "trace",
-    "logging",
-];
-
 /// One restriction: `<api>[,<api>...]:<header>=<value>`; requests to these
 /// APIs must carry the header with that value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RestrictedApi {
-    /// The restricted APIs, each one of [`RESTRICTABLE_APIS`].
+    /// The restricted API groups, as named (checked after parsing, as
+    /// Triton checks them: see `ServerOptions::check`).
     pub apis: Vec<String>,
     /// The header that must be present.
     pub header: String,
@@ -287,15 +275,6 @@ impl FromStr for RestrictedApi {
             .split(',')
             .map(str::to_string)
             .collect();
-        if let Some(bad) = apis
-            .iter()
-            .find(|api| !RESTRICTABLE_APIS.contains(&api.as_str()))
-        {
-            return Err(format!(
-                "unknown API '{bad}'; allowed: {}",
-                RESTRICTABLE_APIS.join(", ")
-            ));
-        }
         Ok(Self {
             apis,
             header,

@@ -27,6 +27,45 @@ fn load_model_needs_explicit_mode_and_a_lone_wildcard() {
 }
 
 #[test]
+fn restricted_groups_are_known_and_in_one_group_only() {
+    let cases = [
+        (
+            "--http-restricted-api=health,everything:k=v",
+            "unknown restricted api 'everything'",
+        ),
+        (
+            "--grpc-restricted-protocol=nope:k=v",
+            "unknown restricted protocol 'nope'",
+        ),
+        (
+            "--grpc-restricted-protocol=health,health:k=v",
+            "restricted protocol 'health' can not be specified in multiple config groups",
+        ),
+    ];
+    for (flag, message) in cases {
+        let err = error(&["--model-repository=/m", flag]);
+        assert_eq!(err.kind(), ErrorKind::ValueValidation, "{flag}");
+        assert!(err.to_string().contains(message), "{flag}: {err}");
+    }
+    let err = error(&[
+        "--model-repository=/m",
+        "--http-restricted-api=inference:a=1",
+        "--http-restricted-api=metadata,inference:b=2",
+    ]);
+    assert!(
+        err.to_string()
+            .contains("restricted api 'inference' can not be specified in multiple config groups"),
+        "{err}"
+    );
+    // The same group on both endpoints is fine.
+    serve(&[
+        "--model-repository=/m",
+        "--http-restricted-api=inference:a=1",
+        "--grpc-restricted-protocol=inference:a=1",
+    ]);
+}
+
+#[test]
 fn cache_size_and_cache_config_conflict() {
     let err = error(&[
         "--model-repository=/m",
