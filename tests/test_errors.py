@@ -78,6 +78,17 @@ def test_binary_data_size_mismatch(http, size, payload, needles):
     expect_still_serving(http)
 
 
+@pytest.mark.parametrize("data", [[1, 2], [1, 2, 3, 4], [[1, 2], [3, 4]]])
+def test_data_that_does_not_fit_the_shape_is_tritons_exact_body(http, data):
+    """Clients and scripts compare this body, so it is Triton's to the byte."""
+    resp = http.infer("id_int32", _input(data=data))
+    assert resp.status_code == 500, resp.text
+    assert resp.json() == {
+        "error": "Unable to parse 'data': Shape does not match true shape of 'data' field"
+    }
+    expect_still_serving(http)
+
+
 def test_binary_data_size_matching_is_fine(http):
     body, headers = _binary(12, struct.pack("<3i", 4, 5, 6))
     resp = http.infer("id_int32", body, headers=headers)

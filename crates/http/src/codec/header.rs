@@ -213,12 +213,11 @@ impl<'de> Visitor<'de> for InputVisitor<'_> {
                 Member::Parameters => keep_first(&mut input.parameters, &mut map)?,
                 Member::Data if input.data.is_none() => {
                     input.data = Some(match self.eager_target(&input) {
-                        Some((name, datatype, shape, expected)) => {
+                        Some((name, datatype, expected)) => {
                             let target = DataTarget {
                                 model: self.0.decoder.model_name,
                                 name: &name,
                                 datatype,
-                                shape: &shape,
                                 expected,
                                 specials: self.0.decoder.specials,
                                 json_len: self.0.json_len,
@@ -238,9 +237,9 @@ impl<'de> Visitor<'de> for InputVisitor<'_> {
 }
 
 impl InputVisitor<'_> {
-    /// The name, datatype, shape and element count for parsing `data` now:
+    /// The name, datatype and element count for parsing `data` now:
     /// when they came before it, are valid, and the tensor is not empty.
-    fn eager_target(&self, input: &InputHeader<'_>) -> Option<(String, DataType, Vec<i64>, usize)> {
+    fn eager_target(&self, input: &InputHeader<'_>) -> Option<(String, DataType, usize)> {
         let decoder = self.0.decoder;
         let datatype = DataType::from_wire_name(&decoder.string(input.datatype?)?)?;
         if matches!(datatype, DataType::Fp16 | DataType::Bf16) {
@@ -248,6 +247,6 @@ impl InputVisitor<'_> {
         }
         let shape = parse_shape(input.shape?)?;
         let expected = element_count(&shape).filter(|&n| n > 0)?;
-        Some((decoder.string(input.name?)?, datatype, shape, expected))
+        Some((decoder.string(input.name?)?, datatype, expected))
     }
 }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use oxiserve_types::{DataType, Error, format_shape};
+use oxiserve_types::{DataType, Error};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::json_write;
@@ -19,8 +19,8 @@ pub(crate) struct DataTarget<'a> {
     pub model: &'a str,
     pub name: &'a str,
     pub datatype: DataType,
-    pub shape: &'a [i64],
-    /// The element count of `shape`; the number of elements must match it.
+    /// The element count of the input's shape; the number of elements must
+    /// match it.
     pub expected: usize,
     /// Whether the request's `NaN`, `Infinity` and `-Infinity` literals were
     /// rewritten to placeholder strings (see [`special_literals`]).
@@ -518,7 +518,6 @@ fn finish<E: Element>(target: &DataTarget<'_>, sink: Sink<E>) -> Result<Vec<u8>,
         model,
         name,
         datatype,
-        shape,
         expected,
         ..
     } = *target;
@@ -554,12 +553,11 @@ fn finish<E: Element>(target: &DataTarget<'_>, sink: Sink<E>) -> Result<Vec<u8>,
                 )
             })
         } else {
-            // Internal in Triton (HTTP 500).
-            Error::internal(format!(
-                "Unable to parse 'data' of input '{name}': Shape does not match true shape of \
-                 'data' field: shape {} has {expected} elements, 'data' has {count}",
-                format_shape(shape)
-            ))
+            // Internal in Triton (HTTP 500), in exactly its words: clients
+            // and scripts compare the body.
+            Error::internal(
+                "Unable to parse 'data': Shape does not match true shape of 'data' field",
+            )
         });
     }
     Ok(sink.out)

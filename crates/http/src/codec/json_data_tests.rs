@@ -14,7 +14,6 @@ fn read_with(
         model: "m",
         name: "IN",
         datatype,
-        shape,
         expected: oxiserve_types::element_count(shape).unwrap(),
         specials,
         json_len: raw.len(),
@@ -200,13 +199,10 @@ fn refuses_integers_out_of_range() {
 #[test]
 fn counts_elements_against_the_shape() {
     let err = read(DataType::Fp32, &[1, 3], "[1,2]").unwrap_err();
-    assert_eq!(
-        err.message,
-        "Unable to parse 'data' of input 'IN': Shape does not match true shape of 'data' \
-         field: shape [1,3] has 3 elements, 'data' has 2"
-    );
+    let triton = "Unable to parse 'data': Shape does not match true shape of 'data' field";
+    assert_eq!(err.message, triton);
     let err = read(DataType::Fp32, &[1, 3], "[[1,2],[3,4]]").unwrap_err();
-    assert!(err.message.contains("'data' has 4"), "{err}");
+    assert_eq!(err.message, triton);
     // BYTES counts: the words of Triton's core, which finds these.
     let err = read(DataType::Bytes, &[2], r#"["a"]"#).unwrap_err();
     assert_eq!(
@@ -221,10 +217,11 @@ fn counts_elements_against_the_shape() {
     );
     // Elements past the shape are counted, never kept.
     let err = read(DataType::Int64, &[1], "[1,2,3,4,5,6,7,8,9,10]").unwrap_err();
-    assert!(err.message.contains("'data' has 10"), "{err}");
-    // A bad element past the shape's count is not looked at.
+    assert_eq!(err.message, triton);
+    // A bad element past the shape's count is not looked at: the count is
+    // what is wrong, not the element's type.
     let err = read(DataType::Uint8, &[1], "[1,\"x\"]").unwrap_err();
-    assert!(err.message.contains("'data' has 2"), "{err}");
+    assert_eq!(err.message, triton);
 }
 
 #[test]

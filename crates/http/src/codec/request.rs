@@ -411,7 +411,6 @@ fn decode_input(
                     model: decoder.model_name,
                     name: &name,
                     datatype,
-                    shape: &shape,
                     expected,
                     specials: decoder.specials,
                     json_len: raw.get().len(),
