@@ -16,6 +16,7 @@
 # Ports: 18380-18382.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/common.sh
 
 export DURATION=${DURATION:-1800}
 BUILD=${BUILD:-1}
@@ -45,10 +46,7 @@ PBTXT
 target/release/oxiserve "--model-repository=$repo" --http-port=18380 --grpc-port=18381 \
   --metrics-port=18382 --model-control-mode=explicit --load-model='*' > "$work/server.log" 2>&1 &
 server=$!
-for _ in $(seq 100); do
-  curl -sf localhost:18380/v2/health/ready >/dev/null && break
-  sleep 0.2
-done
+await_ready 18380 "$server" 60 identity add_sub || { cat "$work/server.log"; exit 1; }
 started=$(date -u +%FT%TZ)
 summary=$($PYTHON bench/soak/drive.py 18380 18381 "$server")
 kill -TERM "$server"
