@@ -1,11 +1,14 @@
 //! The oxiserve core: the model repository, loaded models and their
 //! lifecycle, schedulers and instance runners, request validation and
-//! statistics. It knows no HTTP or gRPC: frontends call [`Server`].
+//! statistics. It knows no HTTP or gRPC: frontends call [`Server`], which
+//! hands model requests to the [`ModelManager`].
 
 mod backends;
+mod config;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod infer;
+mod manager;
 mod model;
 pub mod repository;
 mod restriction;
@@ -13,15 +16,15 @@ mod scheduler;
 mod server;
 mod shared_memory;
 mod stats;
+mod warmup;
 
 pub use backends::BackendRegistry;
+pub use config::{ModelControlMode, ServerConfig, ServerLimits};
 pub use infer::{ResponseStream, StreamEvent};
+pub use manager::{IndexEntry, ModelManager, Poller, RepositorySync};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
 pub use restriction::{RestrictedCategory, Restrictions};
-pub use server::{
-    IndexEntry, LogControl, LogSettings, LogSettingsUpdate, ModelControlMode, Poller,
-    RepositorySync, Server, ServerConfig, ServerLimits,
-};
+pub use server::{LogControl, LogSettings, LogSettingsUpdate, Server};
 pub use shared_memory::{RegionStatus, SharedMemoryRegistry, cuda_register, cuda_status};
 pub use stats::{
     BatchStatistics, FailureCounts, FailureReason, HistogramSnapshot, InferStatistics,

@@ -1,10 +1,8 @@
 //! The channel between an instance's `ResponseSink` (on its OS thread) and the
 //! frontend's handler (on the async runtime).
 
-use std::{
-    collections::VecDeque,
-    sync::{Arc, Mutex},
-};
+use parking_lot::Mutex;
+use std::{collections::VecDeque, sync::Arc};
 
 pub use oxiserve_backend::StreamEvent;
 use oxiserve_backend::{CancelFlag, EventCallback, ResponseEvent, ResponseTarget};
@@ -34,7 +32,7 @@ pub(crate) struct Channel {
 impl Channel {
     /// Queues an event and wakes the reader.
     pub fn send(&self, event: StreamEvent) {
-        self.events.lock().unwrap().push_back(event);
+        self.events.lock().push_back(event);
         self.ready.notify_one();
     }
 }
@@ -46,7 +44,7 @@ impl ResponseStream {
             return None;
         }
         loop {
-            let event = self.channel.events.lock().unwrap().pop_front();
+            let event = self.channel.events.lock().pop_front();
             if let Some(event) = event {
                 self.finished = event.is_final;
                 return Some(event);

@@ -316,9 +316,7 @@ fn requested_outputs(config: &ModelConfig, request: &InferRequest) -> Result<Vec
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "validate_properties.rs"]
 mod properties;

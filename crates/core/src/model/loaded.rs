@@ -1,8 +1,9 @@
 //! One loaded model version: its backend model, its instance runners, its
 //! scheduler and its statistics.
 
+use parking_lot::Mutex;
 use std::{
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -13,7 +14,6 @@ use oxiserve_backend::{
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
 use oxiserve_types::{Error, InferRequest, Result};
 
-use super::warmup;
 use crate::{
     infer::{
         EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
@@ -22,6 +22,7 @@ use crate::{
     scheduler::{EnsembleScheduler, InstanceRunner, Job, RunnerSpec, Scheduler, StepHost},
     shared_memory::OutputRegion,
     stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector, StepTimes},
+    warmup,
 };
 
 /// A model version that is ready to serve.
@@ -272,7 +273,7 @@ impl LoadedModel {
     /// the instance threads to end.
     pub(crate) fn shutdown(&self) {
         self.scheduler.stop();
-        let runners = std::mem::take(&mut *self.runners.lock().unwrap());
+        let runners = std::mem::take(&mut *self.runners.lock());
         runners.into_iter().for_each(InstanceRunner::join);
     }
 }

@@ -1,13 +1,11 @@
-//! Models: one loaded version ([`LoadedModel`]) and the table of every
-//! model's versions and states ([`ModelTable`]).
+//! Models: one loaded version ([`LoadedModel`]), its metadata, and the
+//! states a version goes through.
 
 mod loaded;
 mod metadata;
-mod table;
-pub(crate) mod warmup;
+mod state;
 
 pub(crate) use loaded::LoadSettings;
 pub use loaded::LoadedModel;
 pub use metadata::{ModelMetadata, TensorMetadata};
-pub(crate) use table::{ModelEntry, ModelTable, VersionSlot};
-pub use table::{ModelState, VersionStatus};
+pub use state::{ModelState, VersionStatus};

@@ -8,7 +8,7 @@ use std::{
 
 use oxiserve_config::ConfigError;
 
-use crate::BackendRegistry;
+use crate::backends::BackendRegistry;
 
 use super::{
     ModelDir, ModelSpec,

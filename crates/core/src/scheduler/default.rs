@@ -1,15 +1,17 @@
 //! The default scheduler: one shared queue; each free instance takes the next
 //! request and executes it alone.
 
-use std::sync::{
-    Arc, Mutex,
-    atomic::{AtomicUsize, Ordering},
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
 };
-
-use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use oxiserve_types::{Error, Result};
+use parking_lot::Mutex;
 
 use super::{BatchSource, Job};
 
@@ -33,7 +35,7 @@ impl DefaultScheduler {
 
     /// Queues a request; refused once the scheduler stopped.
     pub fn enqueue(&self, job: Job) -> Result<()> {
-        let tx = self.tx.lock().unwrap().clone();
+        let tx = self.tx.lock().clone();
         let tx = tx.ok_or_else(|| Error::unavailable("the model is unloading"))?;
         self.pending.fetch_add(1, Ordering::Relaxed);
         tx.send(job).map_err(|_| {
@@ -49,7 +51,7 @@ impl DefaultScheduler {
 
     /// Accepts no more requests; instances finish what is queued, then stop.
     pub fn stop(&self) {
-        self.tx.lock().unwrap().take();
+        self.tx.lock().take();
     }
 
     /// A source for one more instance runner.

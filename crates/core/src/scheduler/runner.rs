@@ -14,8 +14,8 @@ use oxiserve_types::{Error, ErrorKind, Result};
 
 use super::{BatchSource, Job};
 use crate::{
-    model::warmup::{self, WarmupSample},
     stats::{ExecutionTimes, StatsCollector},
+    warmup::{self, WarmupSample},
 };
 
 /// What a runner needs to start.

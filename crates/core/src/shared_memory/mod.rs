@@ -8,9 +8,10 @@ mod tensors;
 #[cfg(test)]
 mod tests;
 
+use parking_lot::{Mutex, RwLock};
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::{Arc, Mutex, RwLock, Weak},
+    sync::{Arc, Weak},
 };
 
 use oxiserve_types::{Error, ErrorKind, Result};
@@ -64,7 +65,7 @@ impl SharedMemoryRegistry {
     /// `/dev/shm` is refused, as `shm_open` refuses it; past the region
     /// limit registrations are `ResourceExhausted`.
     pub fn register(&self, name: &str, key: &str, offset: u64, byte_size: u64) -> Result<()> {
-        self.check_room(&self.regions.read().unwrap(), name)?;
+        self.check_room(&self.regions.read(), name)?;
         // Opened outside the lock; a racing registration of the same name
         // is caught below.
         let status = RegionStatus {
@@ -74,7 +75,7 @@ impl SharedMemoryRegistry {
             byte_size,
         };
         let region = Region::new(status, self.open_object(key)?)?;
-        let mut regions = self.regions.write().unwrap();
+        let mut regions = self.regions.write();
         self.check_room(&regions, name)?;
         regions.insert(name.to_string(), Arc::new(region));
         Ok(())
@@ -101,7 +102,7 @@ impl SharedMemoryRegistry {
     /// The object `key`, sharing the descriptor of a region already on it.
     fn open_object(&self, key: &str) -> Result<Arc<SharedObject>> {
         let opened = SharedObject::open(key)?;
-        let mut objects = self.objects.lock().unwrap();
+        let mut objects = self.objects.lock();
         objects.retain(|_, object| object.strong_count() > 0);
         if let Some(open) = objects.get(&opened.id).and_then(Weak::upgrade) {
             return Ok(open);
@@ -113,19 +114,19 @@ impl SharedMemoryRegistry {
 
     /// Unregisters region `name`; like Triton, an unknown name is no error.
     pub fn unregister(&self, name: &str) {
-        self.regions.write().unwrap().remove(name);
+        self.regions.write().remove(name);
     }
 
     /// Unregisters every region.
     pub fn unregister_all(&self) {
-        self.regions.write().unwrap().clear();
+        self.regions.write().clear();
     }
 
     /// The regions in name order: all of them, or only `name` (then an
     /// unknown name is `NotFound`, "Unable to find system shared memory
     /// region: 'name'").
     pub fn status(&self, name: Option<&str>) -> Result<Vec<RegionStatus>> {
-        let regions = self.regions.read().unwrap();
+        let regions = self.regions.read();
         match name {
             None => Ok(regions.values().map(|r| r.status.clone()).collect()),
             Some(name) => regions
@@ -142,14 +143,9 @@ impl SharedMemoryRegistry {
     /// The region `name`, for a request ("Unable to find shared memory
     /// region: 'name'" when unknown, as Triton words it).
     fn get(&self, name: &str) -> Result<Arc<Region>> {
-        self.regions
-            .read()
-            .unwrap()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| {
-                Error::not_found(format!("Unable to find shared memory region: '{name}'"))
-            })
+        self.regions.read().get(name).cloned().ok_or_else(|| {
+            Error::not_found(format!("Unable to find shared memory region: '{name}'"))
+        })
     }
 }
 

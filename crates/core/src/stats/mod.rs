@@ -8,9 +8,10 @@ mod record;
 
 use std::{
     collections::BTreeMap,
-    sync::Mutex,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
+
+use parking_lot::Mutex;
 
 pub use histogram::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
 pub use reason::{FailureCounts, FailureReason};
@@ -100,7 +101,7 @@ impl StatsCollector {
 
     /// Records a request that succeeded.
     pub(crate) fn record_success(&self, total: Duration, times: &ExecutionTimes) {
-        let mut c = self.inner.lock().unwrap();
+        let mut c = self.inner.lock();
         c.last_inference = now_ms();
         c.infer.success.add(total);
         c.infer.queue.add(times.queue);
@@ -115,7 +116,7 @@ impl StatsCollector {
 
     /// Records a request that failed, at whatever stage, and why.
     pub(crate) fn record_failure(&self, total: Duration, reason: FailureReason) {
-        let mut c = self.inner.lock().unwrap();
+        let mut c = self.inner.lock();
         c.last_inference = now_ms();
         c.infer.fail.add(total);
         c.failures.add(reason);
@@ -123,7 +124,7 @@ impl StatsCollector {
 
     /// Records one execution of `batch_size` inferences.
     pub(crate) fn record_execution(&self, batch_size: u64, times: &ExecutionTimes) {
-        let mut c = self.inner.lock().unwrap();
+        let mut c = self.inner.lock();
         c.inference_count += batch_size;
         c.execution_count += 1;
         let batch = c
@@ -140,7 +141,7 @@ impl StatsCollector {
 
     /// The statistics so far, labelled with the model's name and version.
     pub fn snapshot(&self, name: &str, version: i64) -> ModelStatistics {
-        let c = self.inner.lock().unwrap();
+        let c = self.inner.lock();
         ModelStatistics {
             name: name.to_string(),
             version,

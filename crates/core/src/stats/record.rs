@@ -1,8 +1,9 @@
 //! The statistics of one request, recorded once both its execution times and
 //! its outcome are known (a decoupled model may answer after `execute` returns).
 
+use parking_lot::{Mutex, MutexGuard};
 use std::{
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -55,7 +56,7 @@ impl RequestRecord {
 
     /// The request was part of an execution with these times.
     pub fn executed(&self, times: ExecutionTimes) {
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock();
         state.executed = Some(times);
         self.record_if_complete(&mut state);
         drop(state);
@@ -67,14 +68,14 @@ impl RequestRecord {
     /// The request never entered a queue (refused when enqueued): it is not
     /// counted, as in Triton.
     pub fn discard(&self) {
-        self.state.lock().unwrap().recorded = true;
+        self.state.lock().recorded = true;
     }
 
     /// The request's final response was sent: a success (`None`), or a
     /// failure and its reason.
     pub fn finished(&self, failure: Option<FailureReason>) {
         let now = Instant::now();
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock();
         if state.recorded {
             return;
         }
@@ -116,7 +117,7 @@ struct StepTimesState {
 
 impl std::fmt::Debug for StepTimes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.0.lock().unwrap();
+        let state = self.0.lock();
         f.debug_struct("StepTimes")
             .field("sum", &state.sum)
             .field("started", &state.started)
@@ -128,19 +129,19 @@ impl std::fmt::Debug for StepTimes {
 impl StepTimes {
     /// One more step was sent to its model.
     pub fn step_started(&self) {
-        self.0.lock().unwrap().started += 1;
+        self.0.lock().started += 1;
     }
 
     /// Calls `done` with the sum once every started step has executed (at
     /// once if they all have).
     pub fn when_all_executed(&self, done: impl FnOnce(ExecutionTimes) + Send + 'static) {
-        let mut state = self.0.lock().unwrap();
+        let mut state = self.0.lock();
         state.on_all_executed = Some(Box::new(done));
         Self::fire_if_complete(state);
     }
 
     fn add(&self, times: ExecutionTimes) {
-        let mut state = self.0.lock().unwrap();
+        let mut state = self.0.lock();
         let sum = &mut state.sum;
         sum.queue += times.queue;
         sum.compute_input += times.compute_input;
@@ -150,7 +151,7 @@ impl StepTimes {
         Self::fire_if_complete(state);
     }
 
-    fn fire_if_complete(mut state: std::sync::MutexGuard<'_, StepTimesState>) {
+    fn fire_if_complete(mut state: MutexGuard<'_, StepTimesState>) {
         if state.executed < state.started {
             return;
         }

@@ -4,23 +4,21 @@
 //! every instance is busy.
 
 mod batch_key;
-#[cfg(test)]
-mod handle_tests;
 mod ordering;
 mod padding;
 mod queue;
 mod state;
-#[cfg(test)]
-mod state_tests;
 
 use std::{
     sync::{
-        Arc, Condvar, Mutex, MutexGuard,
+        Arc,
         atomic::{AtomicUsize, Ordering},
     },
     thread::JoinHandle,
     time::{Duration, Instant},
 };
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use oxiserve_backend::ResponseTarget;
 use oxiserve_proto::{ModelConfig, inference::ModelDynamicBatching};
@@ -67,7 +65,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State<Job>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     /// Whether an instance waits for work (call with the `state` lock held).
@@ -78,19 +76,16 @@ impl Shared {
     /// Waits on `work` as an idle instance, at most `timeout` when given.
     fn wait_for_work<'a>(
         &self,
-        state: MutexGuard<'a, State<Job>>,
+        mut state: MutexGuard<'a, State<Job>>,
         timeout: Option<Duration>,
     ) -> MutexGuard<'a, State<Job>> {
         self.idle.fetch_add(1, Ordering::Relaxed);
-        let state = match timeout {
-            None => self.work.wait(state).unwrap_or_else(|e| e.into_inner()),
+        match timeout {
+            None => self.work.wait(&mut state),
             Some(timeout) => {
-                self.work
-                    .wait_timeout(state, timeout)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
+                self.work.wait_for(&mut state, timeout);
             }
-        };
+        }
         self.idle.fetch_sub(1, Ordering::Relaxed);
         state
     }
@@ -192,7 +187,7 @@ impl DynamicBatcher {
         self.shared.lock().stop();
         self.shared.work.notify_all();
         self.shared.timer.notify_all();
-        let timer = self.timer.lock().unwrap().take();
+        let timer = self.timer.lock().take();
         if let Some(thread) = timer {
             let _ = thread.join();
         }
@@ -308,15 +303,15 @@ fn run_timer(shared: &Shared) {
             state = shared.lock();
             continue;
         }
-        state = match state.next_deadline() {
+        match state.next_deadline() {
             Some(at) => {
                 let timeout = at.saturating_duration_since(now);
-                match shared.timer.wait_timeout(state, timeout) {
-                    Ok((state, _)) => state,
-                    Err(poisoned) => poisoned.into_inner().0,
-                }
+                shared.timer.wait_for(&mut state, timeout);
             }
-            None => shared.timer.wait(state).unwrap_or_else(|e| e.into_inner()),
-        };
+            None => shared.timer.wait(&mut state),
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

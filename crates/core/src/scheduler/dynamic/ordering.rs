@@ -3,10 +3,8 @@
 //! registered in arrival order; a request's events are held until every
 //! earlier request sent its final event.
 
-use std::{
-    collections::BTreeMap,
-    sync::{Arc, Mutex},
-};
+use parking_lot::Mutex;
+use std::{collections::BTreeMap, sync::Arc};
 
 use oxiserve_backend::{ResponseEvent, ResponseTarget};
 use oxiserve_types::Error;
@@ -19,7 +17,7 @@ pub(crate) struct ResponseOrder {
 
 impl std::fmt::Debug for ResponseOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let inner = self.inner.lock().unwrap();
+        let inner = self.inner.lock();
         f.debug_struct("ResponseOrder")
             .field("head", &inner.head)
             .field("held", &inner.slots.len())
@@ -45,7 +43,7 @@ struct Slot {
 impl ResponseOrder {
     /// Wraps the target of the next request in arrival order.
     pub fn register(&self, target: Box<dyn ResponseTarget>) -> Box<dyn ResponseTarget> {
-        let mut inner = self.inner.lock().unwrap();
+        let mut inner = self.inner.lock();
         let seq = inner.next;
         inner.next += 1;
         inner.slots.insert(
@@ -99,7 +97,7 @@ struct OrderedTarget {
 impl ResponseTarget for OrderedTarget {
     fn deliver(&mut self, event: ResponseEvent) {
         self.finished |= event.is_final;
-        self.inner.lock().unwrap().deliver(self.seq, event);
+        self.inner.lock().deliver(self.seq, event);
     }
 }
 
@@ -114,7 +112,7 @@ impl Drop for OrderedTarget {
                 ))),
                 is_final: true,
             };
-            self.inner.lock().unwrap().deliver(self.seq, event);
+            self.inner.lock().deliver(self.seq, event);
         }
     }
 }
@@ -130,7 +128,7 @@ mod tests {
 
     impl ResponseTarget for Log {
         fn deliver(&mut self, event: ResponseEvent) {
-            self.0.lock().unwrap().push((self.1, event.is_final));
+            self.0.lock().push((self.1, event.is_final));
         }
     }
 
@@ -150,14 +148,11 @@ mod tests {
             .collect();
         targets[2].deliver(event(true));
         targets[1].deliver(event(false));
-        assert!(log.lock().unwrap().is_empty());
+        assert!(log.lock().is_empty());
         targets[0].deliver(event(true));
-        assert_eq!(*log.lock().unwrap(), [(0, true), (1, false)]);
+        assert_eq!(*log.lock(), [(0, true), (1, false)]);
         targets[1].deliver(event(true));
-        assert_eq!(
-            *log.lock().unwrap(),
-            [(0, true), (1, false), (1, true), (2, true)]
-        );
+        assert_eq!(*log.lock(), [(0, true), (1, false), (1, true), (2, true)]);
     }
 
     #[test]
@@ -168,6 +163,6 @@ mod tests {
         let mut second = order.register(Box::new(Log(log.clone(), 1)));
         second.deliver(event(true));
         drop(first);
-        assert_eq!(*log.lock().unwrap(), [(0, true), (1, true)]);
+        assert_eq!(*log.lock(), [(0, true), (1, true)]);
     }
 }

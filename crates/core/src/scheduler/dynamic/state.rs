@@ -127,3 +127,6 @@ impl<T: Cancellable> State<T> {
         Next::Batch(batch.into_iter().map(|e| e.item).collect())
     }
 }
+
+#[cfg(test)]
+mod tests;

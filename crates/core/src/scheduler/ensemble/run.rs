@@ -1,7 +1,8 @@
 //! One ensemble request in flight: starts its ready steps on their models,
 //! collects their outputs, and answers once no step can run any more.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::Arc;
 
 use oxiserve_backend::{
     BackendRequest, BackendResponse, CancelFlag, EventCallback, ResponseSink, StreamEvent,
@@ -64,7 +65,7 @@ impl Run {
                 sink: Some(sink),
             }),
         });
-        let progress = run.progress.lock().unwrap();
+        let progress = run.progress.lock();
         run.advance(progress);
     }
 
@@ -140,7 +141,7 @@ impl Run {
     }
 
     fn step_finished(self: &Arc<Self>, index: usize, result: Result<Vec<Tensor>>) {
-        let mut progress = self.progress.lock().unwrap();
+        let mut progress = self.progress.lock();
         if progress.sink.is_none() {
             return;
         }

@@ -6,10 +6,11 @@
 //! in Triton. The state output reaches the client only when the model's
 //! configuration lists it as an output and the request asks for it.
 
+use parking_lot::Mutex;
 use std::{
     collections::HashMap,
     path::Path,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -87,7 +88,7 @@ impl ImplicitState {
     /// when the request starts the sequence (or nothing was stored), else
     /// what its previous request produced.
     pub fn inputs(&self, corrid: &CorrId, start: bool) -> Vec<Tensor> {
-        let mut stored = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stored = self.stored.lock();
         if start {
             stored.remove(corrid);
         }
@@ -101,13 +102,13 @@ impl ImplicitState {
     /// time; cheap when called often (it looks at most every half idle time).
     pub fn forget_idle(&self, now: Instant) {
         {
-            let mut swept = self.swept.lock().unwrap_or_else(|e| e.into_inner());
+            let mut swept = self.swept.lock();
             if now.saturating_duration_since(*swept) < self.max_idle / 2 {
                 return;
             }
             *swept = now;
         }
-        let mut stored = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stored = self.stored.lock();
         stored.retain(|_, s| now.saturating_duration_since(s.touched) <= self.max_idle);
     }
 
@@ -136,7 +137,7 @@ impl ImplicitState {
     }
 
     fn keep(&self, corrid: &CorrId, end: bool, tensors: Option<Vec<Tensor>>) {
-        let mut stored = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stored = self.stored.lock();
         match tensors {
             Some(tensors) if !end => {
                 stored.insert(
@@ -296,5 +297,4 @@ fn zeros(dtype: DataType, shape: &[i64]) -> Bytes {
 }
 
 #[cfg(test)]
-#[path = "implicit_state_tests.rs"]
 mod tests;

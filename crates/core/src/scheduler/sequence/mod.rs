@@ -9,20 +9,15 @@
 
 mod completion;
 mod control;
-#[cfg(test)]
-mod handle_tests;
 mod implicit_state;
 mod oldest;
-#[cfg(test)]
-mod oldest_tests;
 mod state;
-#[cfg(test)]
-mod state_tests;
 mod strategy;
 
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::{
     path::Path,
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -67,7 +62,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Strategy> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 }
 
@@ -292,15 +287,11 @@ impl BatchSource for SequenceSource {
                     return None;
                 }
                 Next::WaitForRequests => {
-                    state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
+                    shared.work.wait(&mut state);
                 }
                 Next::WaitUntil(at) => {
                     let timeout = at.saturating_duration_since(now);
-                    state = shared
-                        .work
-                        .wait_timeout(state, timeout)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                    shared.work.wait_for(&mut state, timeout);
                 }
             }
         }
@@ -308,59 +299,4 @@ impl BatchSource for SequenceSource {
 }
 
 #[cfg(test)]
-mod tests {
-    use oxiserve_proto::inference::model_sequence_batching::{InitialState, State as StateConfig};
-
-    use super::*;
-
-    #[test]
-    fn a_bad_initial_state_is_refused_clearly() {
-        let config = ModelConfig {
-            name: "m".into(),
-            ..Default::default()
-        };
-        let batching = ModelSequenceBatching {
-            state: vec![StateConfig {
-                input_name: "IN_STATE".into(),
-                output_name: "OUT_STATE".into(),
-                data_type: 8,
-                dims: vec![2],
-                initial_state: vec![InitialState {
-                    data_type: 8,
-                    dims: vec![3],
-                    name: "init".into(),
-                    state_data: None,
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let err = SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap_err();
-        assert!(
-            err.message
-                .contains("'initial_state' dim for input name 'IN_STATE'"),
-            "{}",
-            err.message
-        );
-        let none = ModelSequenceBatching::default();
-        assert!(SequenceBatcher::new(&config, &none, Path::new("/none")).is_ok());
-    }
-
-    #[test]
-    fn correlation_ids_are_non_zero_integers_or_non_empty_strings() {
-        let with = |value| InferRequest {
-            parameters: [("sequence_id".to_string(), value)].into(),
-            ..Default::default()
-        };
-        let id = |value| correlation_id(&with(value));
-        assert_eq!(id(ParameterValue::Uint(3)), Some(CorrId::Uint(3)));
-        assert_eq!(id(ParameterValue::Int(4)), Some(CorrId::Uint(4)));
-        assert_eq!(
-            id(ParameterValue::String("s".into())),
-            Some(CorrId::Str("s".into()))
-        );
-        assert_eq!(id(ParameterValue::Uint(0)), None);
-        assert_eq!(id(ParameterValue::String(String::new())), None);
-        assert_eq!(correlation_id(&InferRequest::default()), None);
-    }
-}
+mod tests;

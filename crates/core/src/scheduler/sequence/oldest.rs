@@ -105,3 +105,6 @@ impl<T, K: PartialEq> OldestState<T, K> {
         Next::Batch(batch)
     }
 }
+
+#[cfg(test)]
+mod tests;

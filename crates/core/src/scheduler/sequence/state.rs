@@ -407,3 +407,6 @@ impl<T> State<T> {
             .map(|(_, _, at)| at)
     }
 }
+
+#[cfg(test)]
+mod tests;

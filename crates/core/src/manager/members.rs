@@ -5,7 +5,7 @@ use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
 use oxiserve_types::{Error, Result};
 
-use super::Server;
+use super::ModelManager;
 use crate::repository::{ScannedModel, scan};
 
 /// The member model names of a scanned ensemble (none for other models).
@@ -44,7 +44,7 @@ pub(super) fn load_order(mut models: Vec<ScannedModel>) -> Vec<ScannedModel> {
     ordered
 }
 
-impl Server {
+impl ModelManager {
     /// Adds to `models` the members of its ensembles that are neither in
     /// it nor ready (explicit mode: loading an ensemble loads its members).
     pub(super) fn with_members(&self, mut models: Vec<ScannedModel>) -> Vec<ScannedModel> {

@@ -8,17 +8,17 @@ use std::{
 use oxiserve_backend::{CancelFlag, EventCallback, ModelHost};
 use oxiserve_types::{Error, InferRequest, Result};
 
-use super::{Inner, Server};
-use crate::{LoadedModel, infer::EventOut, scheduler::StepHost, stats::StepTimes};
+use super::{Inner, ModelManager};
+use crate::{infer::EventOut, model::LoadedModel, scheduler::StepHost, stats::StepTimes};
 
-/// Runs a backend's requests on this server's models. Holds the server
+/// Runs a backend's requests on the manager's models. Holds the manager
 /// weakly: models live inside it.
 #[derive(Debug)]
 pub(crate) struct ServerHost(Weak<Inner>);
 
 impl ServerHost {
-    pub fn new(server: &Server) -> Arc<Self> {
-        Arc::new(Self(Arc::downgrade(&server.inner)))
+    pub fn new(manager: &ModelManager) -> Arc<Self> {
+        Arc::new(Self(Arc::downgrade(&manager.inner)))
     }
 }
 
@@ -28,7 +28,7 @@ impl ServerHost {
     fn model(&self, name: &str, version: Option<i64>) -> Result<Arc<LoadedModel>> {
         let not_ready = || Error::unavailable(format!("Model '{name}' is not ready."));
         let inner = self.0.upgrade().ok_or_else(not_ready)?;
-        Server { inner }
+        ModelManager { inner }
             .model(name, version)
             .map_err(|_| not_ready())
     }

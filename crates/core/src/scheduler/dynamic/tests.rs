@@ -1,6 +1,6 @@
 //! The batcher's handle with real threads: instances taking batches, the
 //! timer rejecting late requests, refusals and response order. The
-//! decisions themselves are tested on the State (state_tests.rs).
+//! decisions themselves are tested on the State (state/tests.rs).
 
 use std::{
     sync::{Arc, mpsc},

@@ -1,4 +1,5 @@
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use oxiserve_backend::BackendResponse;
 use oxiserve_proto::inference::{ModelOutput, model_sequence_batching::InitialState};
@@ -52,7 +53,7 @@ struct Seen(Arc<Mutex<Vec<ResponseEvent>>>);
 
 impl ResponseTarget for Seen {
     fn deliver(&mut self, event: ResponseEvent) {
-        self.0.lock().unwrap().push(event);
+        self.0.lock().push(event);
     }
 }
 
@@ -84,7 +85,7 @@ fn respond(
         ]))),
         is_final: true,
     });
-    let events = seen.0.lock().unwrap();
+    let events = seen.0.lock();
     let response = events[0].response.as_ref().unwrap().as_ref().unwrap();
     response.outputs.iter().map(|t| t.name.clone()).collect()
 }
@@ -120,7 +121,7 @@ fn the_end_of_a_sequence_forgets_its_state() {
     let states = states(&[]);
     respond(&states, 3, false, &["OUT"], &[1]);
     respond(&states, 3, true, &["OUT"], &[2]);
-    assert!(states.stored.lock().unwrap().is_empty());
+    assert!(states.stored.lock().is_empty());
 }
 
 #[test]
@@ -138,7 +139,7 @@ fn idle_sequences_lose_their_state() {
     let states = states(&[]);
     respond(&states, 4, false, &["OUT"], &[1]);
     states.forget_idle(Instant::now() + Duration::from_secs(5));
-    assert!(states.stored.lock().unwrap().is_empty());
+    assert!(states.stored.lock().is_empty());
 }
 
 #[test]
@@ -150,7 +151,7 @@ fn a_missing_state_output_fails_the_request() {
         response: Some(Ok(BackendResponse::new(vec![int32("OUT", &[7])]))),
         is_final: true,
     });
-    let events = seen.0.lock().unwrap();
+    let events = seen.0.lock();
     let error = events[0].response.as_ref().unwrap().as_ref().unwrap_err();
     assert!(
         error.message.contains("no state output 'OUT_STATE'"),

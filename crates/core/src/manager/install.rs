@@ -5,17 +5,23 @@
 
 use std::{
     collections::VecDeque,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use oxiserve_backend::ModelContext;
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_types::{Error, ErrorKind, Result};
+use parking_lot::Mutex;
 
-use super::{Server, host::ServerHost, members};
+use super::{
+    ModelManager,
+    host::ServerHost,
+    members,
+    table::{ModelEntry, VersionSlot},
+};
 use crate::{
-    model::{LoadSettings, LoadedModel, ModelEntry, ModelState, VersionSlot, VersionStatus},
+    model::{LoadSettings, LoadedModel, ModelState, VersionStatus},
     repository::{ModelSpec, OverrideFolder, ScannedModel},
 };
 
@@ -39,13 +45,13 @@ struct Retired {
     _folder: Option<Arc<OverrideFolder>>,
 }
 
-impl Server {
+impl ModelManager {
     /// Loads every version of a scanned model and puts the result in the
     /// table, replacing (then retiring) what was there. A failed reload
     /// leaves the loaded versions serving, as in Triton.
     pub(super) fn install(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
         let lock = self.model_lock(&model.name);
-        let _serial = lock.lock().unwrap();
+        let _serial = lock.lock();
         let mut previous = self.inner.models.get(&model.name);
         let mut entry = match model.outcome {
             Err(errors) => {
@@ -73,7 +79,7 @@ impl Server {
                 .as_ref()
                 .is_some_and(|p| p.loaded().next().is_some());
         let retired = {
-            let _guard = self.inner.lifecycle.lock().unwrap();
+            let _guard = self.inner.lifecycle.lock();
             if let Some(previous) = previous.take().filter(|_| keep_previous) {
                 log::error!(
                     "reload of '{}' failed; the loaded versions keep serving",
@@ -127,7 +133,7 @@ impl Server {
                     scope.spawn(|| {
                         loop {
                             // (Not in a `while let`: its lock would last the load.)
-                            let next = queue.lock().unwrap().pop_front();
+                            let next = queue.lock().pop_front();
                             let Some(model) = next else { break };
                             let origin = Origin {
                                 explicit: explicit(&model.name),
@@ -150,9 +156,9 @@ impl Server {
         reason: &str,
     ) -> Option<Arc<oxiserve_proto::ModelConfig>> {
         let lock = self.model_lock(name);
-        let _serial = lock.lock().unwrap();
+        let _serial = lock.lock();
         let mut old = {
-            let _guard = self.inner.lifecycle.lock().unwrap();
+            let _guard = self.inner.lifecycle.lock();
             self.inner.models.mark_unavailable(name, reason)?
         };
         let retired = Retired {
@@ -165,7 +171,7 @@ impl Server {
 
     /// The lock that serializes the loads and unloads of one model.
     fn model_lock(&self, name: &str) -> Arc<Mutex<()>> {
-        let mut locks = self.inner.model_locks.lock().unwrap();
+        let mut locks = self.inner.model_locks.lock();
         locks.entry(name.to_string()).or_default().clone()
     }
 

@@ -14,7 +14,7 @@ use oxiserve_proto::inference::{
     ModelDynamicBatching, ModelQueuePolicy, model_queue_policy::TimeoutAction,
 };
 
-use super::{
+use crate::scheduler::dynamic::{
     batch_key::BatchKey,
     queue::{Meta, Refusal},
     state::{Cancellable, Next, State},

@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::{
+use crate::scheduler::batch_rules::BatchRules;
+use crate::scheduler::sequence::{
     oldest::OldestState,
     state::{Control, CorrId, Flags, Next, Refusal},
 };
-use crate::scheduler::batch_rules::BatchRules;
 
 const IDLE: Duration = Duration::from_millis(1000);
 

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{Error, Result};
 
-use super::Server;
+use super::ModelManager;
 use crate::{
     model::{LoadedModel, ModelMetadata},
     stats::ModelStatistics,
 };
 
-impl Server {
+impl ModelManager {
     /// The ready model `name` at `version`, or at its highest ready version.
     pub fn model(&self, name: &str, version: Option<i64>) -> Result<Arc<LoadedModel>> {
         self.inner.models.read(|models| {

@@ -1,7 +1,7 @@
 //! At most `--model-load-thread-count` model loads at a time, whoever asks
 //! for them: start-up, the poller, load requests.
 
-use std::sync::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex};
 
 /// A counting semaphore over loads.
 #[derive(Debug)]
@@ -21,9 +21,9 @@ impl LoadSlots {
 
     /// Waits for a free slot; it is free again when the guard drops.
     pub fn acquire(&self) -> LoadSlot<'_> {
-        let mut free = self.free.lock().unwrap();
+        let mut free = self.free.lock();
         while *free == 0 {
-            free = self.freed.wait(free).unwrap();
+            self.freed.wait(&mut free);
         }
         *free -= 1;
         LoadSlot(self)
@@ -35,7 +35,7 @@ pub(super) struct LoadSlot<'a>(&'a LoadSlots);
 
 impl Drop for LoadSlot<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap() += 1;
+        *self.0.free.lock() += 1;
         self.0.freed.notify_one();
     }
 }

@@ -1,44 +1,15 @@
-//! Every model the server knows, with each version's state.
+//! The model table: every model the manager knows, with each version's
+//! state and, while it is loaded, the version itself.
 
-use std::{
-    collections::BTreeMap,
-    fmt,
-    sync::{Arc, RwLock},
-};
+use std::{collections::BTreeMap, sync::Arc};
 
 use oxiserve_proto::ModelConfig;
+use parking_lot::RwLock;
 
-use super::LoadedModel;
-use crate::repository::OverrideFolder;
-
-/// A model version's state, in Triton's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelState {
-    Loading,
-    Ready,
-    Unloading,
-    Unavailable,
-}
-
-impl fmt::Display for ModelState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ModelState::Loading => "LOADING",
-            ModelState::Ready => "READY",
-            ModelState::Unloading => "UNLOADING",
-            ModelState::Unavailable => "UNAVAILABLE",
-        })
-    }
-}
-
-/// One version's state and why it is in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionStatus {
-    pub version: i64,
-    pub state: ModelState,
-    /// Empty when ready; otherwise what went wrong or why it was unloaded.
-    pub reason: String,
-}
+use crate::{
+    model::{LoadedModel, ModelState, VersionStatus},
+    repository::OverrideFolder,
+};
 
 /// One version of a model: its status, and the model while it is loaded.
 #[derive(Debug, Clone)]
@@ -122,25 +93,22 @@ pub(crate) struct ModelTable {
 impl ModelTable {
     /// Reads the table.
     pub fn read<T>(&self, f: impl FnOnce(&BTreeMap<String, ModelEntry>) -> T) -> T {
-        f(&self.entries.read().unwrap())
+        f(&self.entries.read())
     }
 
     /// Replaces a model's entry; returns the previous one.
     pub fn replace(&self, name: &str, entry: ModelEntry) -> Option<ModelEntry> {
-        self.entries
-            .write()
-            .unwrap()
-            .insert(name.to_string(), entry)
+        self.entries.write().insert(name.to_string(), entry)
     }
 
     /// The entry of `name`, cloned.
     pub fn get(&self, name: &str) -> Option<ModelEntry> {
-        self.entries.read().unwrap().get(name).cloned()
+        self.entries.read().get(name).cloned()
     }
 
     /// Sets one version's status while it loads or unloads.
     pub fn set_status(&self, name: &str, status: VersionStatus) {
-        let mut entries = self.entries.write().unwrap();
+        let mut entries = self.entries.write();
         let entry = entries.entry(name.to_string()).or_default();
         let model = entry
             .versions
@@ -154,7 +122,7 @@ impl ModelTable {
     /// Makes `name` unavailable with `reason`; returns its entry as it was,
     /// or `None` if it is not known.
     pub fn mark_unavailable(&self, name: &str, reason: &str) -> Option<ModelEntry> {
-        let mut entries = self.entries.write().unwrap();
+        let mut entries = self.entries.write();
         let entry = entries.get_mut(name)?;
         let unavailable = entry.unavailable(reason);
         Some(std::mem::replace(entry, unavailable))
@@ -162,6 +130,6 @@ impl ModelTable {
 
     /// Takes every entry out, for shutdown.
     pub fn take_all(&self) -> BTreeMap<String, ModelEntry> {
-        std::mem::take(&mut *self.entries.write().unwrap())
+        std::mem::take(&mut *self.entries.write())
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::state::{Control, CorrId, Dispatch, Flags, Next, Refusal, State};
+use crate::scheduler::sequence::state::{Control, CorrId, Dispatch, Flags, Next, Refusal, State};
 
 const IDLE: Duration = Duration::from_millis(100);
 

@@ -11,7 +11,7 @@ use std::{
 
 use crossbeam_channel::{Sender, bounded};
 
-use super::{Server, members};
+use super::{ModelManager, members};
 use crate::repository::{PollChanges, PollState, scan, snapshot};
 
 /// The polling thread; dropping it stops the thread.
@@ -30,7 +30,7 @@ impl Drop for Poller {
     }
 }
 
-impl Server {
+impl ModelManager {
     /// Starts polling the repositories every `interval`, from what they hold
     /// now (call it after [`Server::load_startup_models`]).
     pub fn start_polling(&self, interval: Duration) -> std::io::Result<Poller> {

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use oxiserve_types::{Error, Result};
 
-use super::{ModelControlMode, Server, install::Origin, members};
+use super::{ModelManager, install::Origin, members, table::ModelEntry};
 use crate::{
-    model::{ModelEntry, ModelState},
+    config::ModelControlMode,
+    model::ModelState,
     repository::{
         LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel, check_model_name,
         scan,
@@ -25,7 +26,7 @@ pub struct IndexEntry {
     pub reason: String,
 }
 
-impl Server {
+impl ModelManager {
     /// Loads the models the control mode says to load at start-up, up to
     /// `model_load_threads` at a time. Returns the repository-level errors
     /// (an unreadable repository) if any.

@@ -2,7 +2,7 @@
 //! instance thread: sequences share batches, a sequence's next request goes
 //! only once its previous one completed, and it gets the implicit state
 //! that one produced; `preserve_ordering` answers in the order requests were
-//! taken. The decisions themselves are tested on the State (oldest_tests.rs).
+//! taken. The decisions themselves are tested on the State (oldest/tests.rs).
 
 use std::{
     path::Path,
@@ -18,12 +18,14 @@ use oxiserve_proto::{
     ModelConfig,
     inference::{
         ModelSequenceBatching,
-        model_sequence_batching::{State as StateConfig, StrategyChoice, StrategyOldest},
+        model_sequence_batching::{
+            InitialState, State as StateConfig, StrategyChoice, StrategyOldest,
+        },
     },
 };
 use oxiserve_types::{DataType, InferRequest, ParameterValue, Tensor};
 
-use super::SequenceBatcher;
+use super::{CorrId, SequenceBatcher, correlation_id};
 use crate::{
     scheduler::Job,
     stats::{RequestRecord, StatsCollector},
@@ -198,4 +200,55 @@ fn with_preserve_ordering_answers_leave_in_the_order_requests_were_taken() {
     assert_eq!(order, ["1+1", "2+10"]);
     batcher.stop();
     instance.join().unwrap();
+}
+
+#[test]
+fn a_bad_initial_state_is_refused_clearly() {
+    let config = ModelConfig {
+        name: "m".into(),
+        ..Default::default()
+    };
+    let batching = ModelSequenceBatching {
+        state: vec![StateConfig {
+            input_name: "IN_STATE".into(),
+            output_name: "OUT_STATE".into(),
+            data_type: 8,
+            dims: vec![2],
+            initial_state: vec![InitialState {
+                data_type: 8,
+                dims: vec![3],
+                name: "init".into(),
+                state_data: None,
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let err = SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap_err();
+    assert!(
+        err.message
+            .contains("'initial_state' dim for input name 'IN_STATE'"),
+        "{}",
+        err.message
+    );
+    let none = ModelSequenceBatching::default();
+    assert!(SequenceBatcher::new(&config, &none, Path::new("/none")).is_ok());
+}
+
+#[test]
+fn correlation_ids_are_non_zero_integers_or_non_empty_strings() {
+    let with = |value| InferRequest {
+        parameters: [("sequence_id".to_string(), value)].into(),
+        ..Default::default()
+    };
+    let id = |value| correlation_id(&with(value));
+    assert_eq!(id(ParameterValue::Uint(3)), Some(CorrId::Uint(3)));
+    assert_eq!(id(ParameterValue::Int(4)), Some(CorrId::Uint(4)));
+    assert_eq!(
+        id(ParameterValue::String("s".into())),
+        Some(CorrId::Str("s".into()))
+    );
+    assert_eq!(id(ParameterValue::Uint(0)), None);
+    assert_eq!(id(ParameterValue::String(String::new())), None);
+    assert_eq!(correlation_id(&InferRequest::default()), None);
 }

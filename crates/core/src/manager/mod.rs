@@ -1,0 +1,135 @@
+//! The model manager: the model table and everything that changes it.
+//! Installing scanned models ([`install`]), the lifecycle requests of
+//! start-up, load, unload and the repository index ([`lifecycle`]),
+//! ensembles' members ([`members`]), the bound on parallel loads
+//! ([`load_slots`]), the repository poller ([`poller`]) and finding ready
+//! models ([`lookup`]). The [`crate::Server`] facade hands it every model
+//! request; backends reach models through its [`host`].
+//!
+//! # Locks, their owners and their order
+//! Every lock below belongs to the manager and is taken only in this module,
+//! always in this order (a lock is never taken while one later in the list
+//! is held):
+//! 1. `model_locks`: the map of per-model locks, held only to fetch one;
+//! 2. a model's own lock (from `model_locks`): serializes the loads and
+//!    unloads of that model, held for the whole load or unload;
+//! 3. `load_slots`: a slot of `--model-load-thread-count`, held while a
+//!    model's versions load;
+//! 4. `lifecycle`: held while an entry of the table is swapped, so that a
+//!    replaced entry is retired by exactly one caller;
+//! 5. the table's own read/write lock ([`ModelTable`]), held for one read or
+//!    one change and never across a call out of this module.
+//!
+//! The locks are `parking_lot`'s: a panic never poisons them, so no caller
+//! has a poisoned lock to recover.
+
+mod host;
+mod install;
+mod lifecycle;
+mod load_slots;
+mod lookup;
+mod members;
+mod poller;
+mod table;
+
+use std::{collections::HashMap, sync::Arc, sync::OnceLock};
+
+use parking_lot::Mutex;
+
+pub use lifecycle::IndexEntry;
+pub use poller::Poller;
+
+use crate::{backends::BackendRegistry, config::ServerConfig};
+use table::ModelTable;
+
+/// Brings remote model repositories (an object store's) up to date in the
+/// local folders the server reads; called before every look at the
+/// repositories: start-up, each poll, each load, the index.
+pub trait RepositorySync: Send + Sync + std::fmt::Debug {
+    /// Updates the local copies; the error says what is wrong.
+    fn sync(&self) -> std::result::Result<(), String>;
+}
+
+/// Owns the model table and every change to it (Triton's model repository
+/// manager and model lifecycle). Cheap to clone: clones share one manager.
+#[derive(Debug, Clone)]
+pub struct ModelManager {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Arc<ServerConfig>,
+    backends: BackendRegistry,
+    models: ModelTable,
+    /// Serializes the changes of the model table by loads and unloads.
+    lifecycle: Mutex<()>,
+    /// Bounds how many models load at a time.
+    load_slots: load_slots::LoadSlots,
+    /// Serializes the loads and unloads of each model.
+    model_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    repository_sync: OnceLock<Arc<dyn RepositorySync>>,
+}
+
+impl ModelManager {
+    /// A manager with no model loaded yet.
+    pub fn new(config: Arc<ServerConfig>, backends: BackendRegistry) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                load_slots: load_slots::LoadSlots::new(config.model_load_threads),
+                config,
+                backends,
+                models: ModelTable::default(),
+                lifecycle: Default::default(),
+                model_locks: Default::default(),
+                repository_sync: Default::default(),
+            }),
+        }
+    }
+
+    /// The server's settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Syncs remote repositories before each look at them; set once.
+    pub fn set_repository_sync(&self, sync: Arc<dyn RepositorySync>) {
+        let _ = self.inner.repository_sync.set(sync);
+    }
+
+    /// Brings remote repositories up to date, if there are any.
+    fn sync_repositories(&self) -> std::result::Result<(), String> {
+        match self.inner.repository_sync.get() {
+            Some(sync) => sync.sync(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether every model the manager tried to load is ready, or was
+    /// unloaded on request (`--strict-readiness`).
+    pub fn all_ready(&self) -> bool {
+        let unloaded = |reason: &str| reason == "unloaded";
+        self.inner.models.read(|models| {
+            models.values().all(|entry| match &entry.failure {
+                Some(reason) => unloaded(reason),
+                None => {
+                    !entry.versions.is_empty()
+                        && entry
+                            .versions
+                            .values()
+                            .all(|slot| slot.model.is_some() || unloaded(&slot.status.reason))
+                }
+            })
+        })
+    }
+
+    /// Takes every model out of the table; each unloads after its queued
+    /// requests finish.
+    pub fn shutdown(&self) {
+        for (_, entry) in self.inner.models.take_all() {
+            for model in entry.loaded() {
+                model.shutdown();
+            }
+        }
+    }
+}
