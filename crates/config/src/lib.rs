@@ -4,6 +4,7 @@
 //! Triton's `/config` endpoint returns.
 
 mod autocomplete;
+mod batch_plan;
 pub mod ensemble;
 mod error;
 mod json;
@@ -16,6 +17,7 @@ mod validate;
 mod version_policy;
 
 pub use autocomplete::{VersionContents, complete_backend_fields};
+pub use batch_plan::BatchPlan;
 pub use error::{ConfigError, join as join_errors};
 pub use json::{from_json, to_json};
 pub use load::{ModelFolder, ParsedConfig, complete_config, complete_config_with, parse_config};

@@ -13,6 +13,8 @@ use oxiserve_proto::{
     },
 };
 
+use crate::batch_plan::BatchPlan;
+
 /// Idle time after which a sequence is released, when the config sets none.
 pub const SEQUENCE_IDLE_DEFAULT_MICROSECONDS: u64 = 1_000_000;
 
@@ -24,10 +26,10 @@ pub fn normalize(config: &mut ModelConfig, gpus: &[i32]) {
             policy_choice: Some(PolicyChoice::Latest(Latest { num_versions: 1 })),
         });
     }
-    let max_batch_size = config.max_batch_size;
+    let limit = BatchPlan::of(config).limit();
     let fill = |sizes: &mut Vec<i32>| {
-        if sizes.is_empty() && max_batch_size > 0 {
-            sizes.push(max_batch_size);
+        if let Some(limit) = limit.filter(|_| sizes.is_empty()) {
+            sizes.push(i32::try_from(limit.get()).unwrap_or(i32::MAX));
         }
     };
     match &mut config.scheduling_choice {

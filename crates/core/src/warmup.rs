@@ -9,6 +9,7 @@ use oxiserve_backend::{
     BackendRequest, CancelFlag, ComputeTiming, ModelInstance, ResponseEvent, ResponseSink,
     ResponseTarget,
 };
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelWarmup, model_warmup::input::InputDataType},
@@ -109,7 +110,7 @@ fn sample_request(
     model_path: &Path,
     setting: &ModelWarmup,
 ) -> Result<(InferRequest, Vec<String>)> {
-    let batching = config.max_batch_size > 0;
+    let batching = BatchPlan::of(config).is_batching();
     let mut inputs = Vec::new();
     let mut extra = Vec::new();
     let mut names: Vec<&String> = setting.inputs.keys().collect();

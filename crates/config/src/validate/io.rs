@@ -7,7 +7,7 @@ use oxiserve_proto::{
     inference::{DataType, ModelTensorReshape, batch_input, model_input::Format},
 };
 
-use crate::error::ConfigError;
+use crate::{batch_plan::BatchPlan, error::ConfigError};
 
 /// A variable-size dimension.
 const WILDCARD: i64 = -1;
@@ -46,7 +46,7 @@ pub(super) fn check(config: &ModelConfig, errors: &mut Vec<ConfigError>) {
     ] {
         let mut seen = HashSet::new();
         for io in &tensors {
-            check_tensor(io, config.max_batch_size, errors);
+            check_tensor(io, BatchPlan::of(config), errors);
             if !io.name.is_empty() && !seen.insert(io.name) {
                 errors.push(ConfigError::field(
                     format!("{}.name", io.path),
@@ -76,7 +76,7 @@ pub(super) fn check(config: &ModelConfig, errors: &mut Vec<ConfigError>) {
     check_batch_io(config, errors);
 }
 
-fn check_tensor(io: &Io, max_batch_size: i32, errors: &mut Vec<ConfigError>) {
+fn check_tensor(io: &Io, batch: BatchPlan, errors: &mut Vec<ConfigError>) {
     let field = |f: &str| format!("{}.{f}", io.path);
     if io.name.is_empty() {
         errors.push(ConfigError::field(field("name"), "must specify 'name'"));
@@ -107,7 +107,7 @@ fn check_tensor(io: &Io, max_batch_size: i32, errors: &mut Vec<ConfigError>) {
         ));
     }
     let Some(reshape) = io.reshape else { return };
-    if reshape.shape.is_empty() && max_batch_size == 0 {
+    if reshape.shape.is_empty() && !batch.is_batching() {
         errors.push(ConfigError::field(
             field("reshape"),
             format!("'{}' cannot have an empty reshape in a non-batching model (scalars are not supported)", io.name),

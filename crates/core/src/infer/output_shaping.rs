@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use oxiserve_backend::{BackendResponse, ModelContext};
+use oxiserve_config::BatchPlan;
 use oxiserve_types::{DataType, Error, InferResponse, Result, Tensor, encode_bytes_elements};
 
 use super::reshape::map_shape;
@@ -26,7 +27,7 @@ impl OutputInfo {
     pub fn load(context: &ModelContext) -> Result<Self> {
         let config = &context.config;
         let mut info = OutputInfo {
-            batching: config.max_batch_size > 0,
+            batching: BatchPlan::of(config).is_batching(),
             ..Default::default()
         };
         for output in &config.output {

@@ -3,6 +3,9 @@
 //! dimension and `max_batch_size`), byte sizes and the BYTES layout, and the
 //! requested outputs. Applies `reshape` to what the backend receives.
 
+use std::num::NonZeroU32;
+
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelInput, ModelTensorReshape},
@@ -27,11 +30,10 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
     let model = &config.name;
     let id = &request.id;
     check_input_names(config, &request)?;
-    let batching = config.max_batch_size > 0;
-    let batch_size = if batching {
-        Some(check_batch_size(config, &request)?)
-    } else {
-        None
+    let batch = BatchPlan::of(config);
+    let batch_size = match batch.limit() {
+        Some(limit) => Some(check_batch_size(config, limit, &request)?),
+        None => None,
     };
     for tensor in &mut request.inputs {
         let input = config
@@ -40,13 +42,13 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
             .find(|i| i.name == tensor.name)
             .expect("names checked");
         check_datatype(config, id, input, tensor)?;
-        let dims = &tensor.shape[usize::from(batching)..];
+        let dims = batch.item_dims(&tensor.shape);
         if !dims_match(&input.dims, dims) {
             return Err(shape_error(config, id, input, tensor));
         }
         check_byte_size(model, id, tensor)?;
         if let Some(reshape) = &input.reshape {
-            apply_reshape(input, reshape, tensor, batching);
+            apply_reshape(input, reshape, tensor, batch.is_batching());
         }
     }
     let requested_outputs = requested_outputs(config, &request)?;
@@ -59,7 +61,11 @@ pub(crate) fn validate(config: &ModelConfig, mut request: InferRequest) -> Resul
 
 /// The batch size of a batching model's request: every input's first
 /// dimension, equal across inputs and at most `max_batch_size`.
-fn check_batch_size(config: &ModelConfig, request: &InferRequest) -> Result<u64> {
+fn check_batch_size(
+    config: &ModelConfig,
+    limit: NonZeroU32,
+    request: &InferRequest,
+) -> Result<u64> {
     let model = &config.name;
     let mut batch_size = None;
     for tensor in &request.inputs {
@@ -80,13 +86,10 @@ fn check_batch_size(config: &ModelConfig, request: &InferRequest) -> Result<u64>
                 ),
             ));
         }
-        if batch > i64::from(config.max_batch_size) {
+        if batch > i64::from(limit.get()) {
             return Err(request_error(
                 &request.id,
-                format!(
-                    "inference request batch-size must be <= {} for '{model}'",
-                    config.max_batch_size
-                ),
+                format!("inference request batch-size must be <= {limit} for '{model}'"),
             ));
         }
     }
@@ -186,13 +189,9 @@ fn dims_match(dims: &[i64], shape: &[i64]) -> bool {
 }
 
 fn shape_error(config: &ModelConfig, id: &str, input: &ModelInput, tensor: &Tensor) -> Error {
-    let batching = config.max_batch_size > 0;
-    let mut expected = Vec::with_capacity(input.dims.len() + 1);
-    if batching {
-        expected.push(-1);
-    }
-    expected.extend(&input.dims);
-    let note = if batching { BATCH_NOTE } else { "" };
+    let batch = BatchPlan::of(config);
+    let expected = batch.full_shape(&input.dims);
+    let note = if batch.is_batching() { BATCH_NOTE } else { "" };
     request_error(
         id,
         format!(

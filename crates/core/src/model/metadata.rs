@@ -1,5 +1,6 @@
 //! Model metadata (KServe v2 `ModelMetadataResponse`) from a configuration.
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::DataType;
 
@@ -24,17 +25,13 @@ pub struct ModelMetadata {
 impl ModelMetadata {
     /// The metadata of `config` served as `versions`.
     pub fn new(config: &ModelConfig, versions: Vec<String>) -> Self {
-        let batch: &[i64] = if config.max_batch_size > 0 {
-            &[-1]
-        } else {
-            &[]
-        };
+        let batch = BatchPlan::of(config);
         let tensor = |name: &str, data_type: i32, dims: &[i64]| TensorMetadata {
             name: name.to_string(),
             datatype: DataType::from_config_number(data_type)
                 .map_or("INVALID", DataType::wire_name)
                 .to_string(),
-            shape: batch.iter().chain(dims).copied().collect(),
+            shape: batch.full_shape(dims),
         };
         let platform = if config.platform.is_empty() {
             config.backend.clone()

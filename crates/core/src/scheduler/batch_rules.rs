@@ -13,6 +13,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use oxiserve_config::BatchPlan;
+
 /// The batch-size rules of one model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BatchRules {
@@ -45,11 +47,11 @@ pub(crate) enum Cut {
 }
 
 impl BatchRules {
-    /// The rules for a model with `max_batch_size` (0 counts as 1). Without
-    /// preferred sizes (a configuration not normalized), the largest batch
-    /// is the preferred one, as normalization would say.
-    pub fn new(preferred: &[i32], max_queue_delay_microseconds: u64, max_batch_size: i32) -> Self {
-        let max_batch_size = u64::try_from(max_batch_size).unwrap_or(0).max(1);
+    /// The rules for a model batching as `batch` says (no batching: batches
+    /// of one). Without preferred sizes (a configuration not normalized),
+    /// the largest batch is the preferred one, as normalization would say.
+    pub fn new(preferred: &[i32], max_queue_delay_microseconds: u64, batch: BatchPlan) -> Self {
+        let max_batch_size = batch.max_batch();
         let mut preferred: BTreeSet<u64> = preferred
             .iter()
             .filter_map(|s| u64::try_from(*s).ok())

@@ -3,6 +3,7 @@
 //! the input says `allow_ragged_batch`, and the contents of shape tensors;
 //! a model with optional inputs also needs the same inputs in every request.
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::InferRequest;
 
@@ -60,7 +61,7 @@ impl ShapeRule {
         Self {
             enforced,
             presence,
-            batching: config.max_batch_size > 0,
+            batching: BatchPlan::of(config).is_batching(),
         }
     }
 

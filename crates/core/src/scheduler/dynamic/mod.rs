@@ -21,6 +21,7 @@ use std::{
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use oxiserve_backend::ResponseTarget;
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{ModelConfig, inference::ModelDynamicBatching};
 use oxiserve_types::{Error, ErrorKind, Result};
 
@@ -107,7 +108,7 @@ impl DynamicBatcher {
             .unwrap_or_default();
         let timed = has_timeouts(batching);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::new(batching, config.max_batch_size)),
+            state: Mutex::new(State::new(batching, BatchPlan::of(config))),
             work: Condvar::new(),
             idle: AtomicUsize::new(0),
             timer: Condvar::new(),

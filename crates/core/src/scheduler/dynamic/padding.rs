@@ -8,6 +8,7 @@
 //! with equal shapes.
 
 use bytes::Bytes;
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{DataType, Error, Result, Tensor, element_count};
 
@@ -35,7 +36,7 @@ impl Padding {
                 )));
             }
         }
-        if config.max_batch_size == 0 {
+        if !BatchPlan::of(config).is_batching() {
             return Err(Error::invalid_arg(format!(
                 "model '{}': batch_padding needs max_batch_size > 0",
                 config.name

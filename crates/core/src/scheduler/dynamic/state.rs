@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::inference::ModelDynamicBatching;
 
 use super::queue::{Meta, PriorityQueues, Refusal, Removed};
@@ -46,12 +47,12 @@ pub(crate) struct State<T> {
 }
 
 impl<T: Cancellable> State<T> {
-    pub fn new(config: &ModelDynamicBatching, max_batch_size: i32) -> Self {
+    pub fn new(config: &ModelDynamicBatching, batch: BatchPlan) -> Self {
         Self {
             rules: BatchRules::new(
                 &config.preferred_batch_size,
                 config.max_queue_delay_microseconds,
-                max_batch_size,
+                batch,
             ),
             queues: PriorityQueues::new(config),
             stopped: false,

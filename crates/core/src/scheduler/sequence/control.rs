@@ -2,6 +2,7 @@
 //! adds to each request so the model sees START, END, READY and CORRID.
 
 use bytes::Bytes;
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::inference::{ModelSequenceBatching, model_sequence_batching::control::Kind};
 use oxiserve_types::{DataType, Error, Result, Tensor, encode_bytes_elements};
 
@@ -24,13 +25,13 @@ enum Fill {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Controls {
     inputs: Vec<(String, Fill)>,
-    /// Whether tensors get a leading batch dimension (`max_batch_size` > 0).
+    /// Whether tensors get a leading batch dimension.
     batched: bool,
 }
 
 impl Controls {
     /// The control inputs `config` declares.
-    pub fn new(config: &ModelSequenceBatching, max_batch_size: i32) -> Result<Self> {
+    pub fn new(config: &ModelSequenceBatching, batch: BatchPlan) -> Result<Self> {
         let mut inputs = Vec::new();
         for input in &config.control_input {
             for control in &input.control {
@@ -43,7 +44,7 @@ impl Controls {
         }
         Ok(Self {
             inputs,
-            batched: max_batch_size > 0,
+            batched: batch.is_batching(),
         })
     }
 
@@ -142,6 +143,7 @@ fn zero(dtype: DataType) -> Bytes {
 
 #[cfg(test)]
 mod tests {
+    use oxiserve_config::BatchPlan;
     use oxiserve_proto::inference::model_sequence_batching::{
         Control as ControlConfig, ControlInput,
     };
@@ -197,7 +199,7 @@ mod tests {
 
     #[test]
     fn control_values_follow_the_declared_types() {
-        let controls = Controls::new(&config(), 4).unwrap();
+        let controls = Controls::new(&config(), BatchPlan::with_max_batch_size(4)).unwrap();
         let tensors = controls.tensors(&Control {
             start: true,
             end: false,
@@ -234,7 +236,7 @@ mod tests {
         let mut sb = config();
         sb.control_input[3].control[0].data_type =
             oxiserve_proto::inference::DataType::TypeString as i32;
-        let controls = Controls::new(&sb, 0).unwrap();
+        let controls = Controls::new(&sb, BatchPlan::default()).unwrap();
         let tensors = controls.tensors(&Control {
             start: false,
             end: true,
@@ -251,6 +253,6 @@ mod tests {
     fn a_flag_without_two_values_is_refused() {
         let mut sb = config();
         sb.control_input[0].control[0].int32_false_true = vec![1];
-        assert!(Controls::new(&sb, 0).is_err());
+        assert!(Controls::new(&sb, BatchPlan::default()).is_err());
     }
 }

@@ -16,6 +16,7 @@ use std::{
 
 use bytes::Bytes;
 use oxiserve_backend::{ResponseEvent, ResponseTarget};
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{
@@ -68,7 +69,7 @@ impl ImplicitState {
         let specs = batching
             .state
             .iter()
-            .map(|state| spec(state, config.max_batch_size > 0, model_path))
+            .map(|state| spec(state, BatchPlan::of(config).is_batching(), model_path))
             .collect::<Result<_>>()?;
         Ok(Some(Arc::new(Self {
             specs,

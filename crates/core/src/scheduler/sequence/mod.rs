@@ -21,6 +21,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelSequenceBatching, model_sequence_batching::StrategyChoice},
@@ -87,7 +88,7 @@ impl SequenceBatcher {
             shared: Arc::new(Shared {
                 state: Mutex::new(Strategy::new(config, batching, idle)),
                 work: Condvar::new(),
-                controls: Controls::new(batching, config.max_batch_size)?,
+                controls: Controls::new(batching, BatchPlan::of(config))?,
                 implicit,
                 preserve_ordering,
             }),

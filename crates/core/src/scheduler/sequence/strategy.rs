@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelSequenceBatching, model_sequence_batching::StrategyChoice},
@@ -32,7 +33,8 @@ pub(super) enum Strategy {
 impl Strategy {
     /// The strategy of `batching`; a sequence loses its slot after `idle`.
     pub fn new(config: &ModelConfig, batching: &ModelSequenceBatching, idle: Duration) -> Self {
-        let max_batch_size = usize::try_from(config.max_batch_size).unwrap_or(0);
+        let batch = BatchPlan::of(config);
+        let max_batch_size = usize::try_from(batch.max_batch()).unwrap_or(usize::MAX);
         match &batching.strategy_choice {
             Some(StrategyChoice::Oldest(oldest)) => {
                 let candidates = match usize::try_from(oldest.max_candidate_sequences) {
@@ -42,7 +44,7 @@ impl Strategy {
                 let rules = BatchRules::new(
                     &oldest.preferred_batch_size,
                     oldest.max_queue_delay_microseconds,
-                    config.max_batch_size,
+                    batch,
                 );
                 Self::Oldest {
                     state: OldestState::new(candidates, idle, rules),

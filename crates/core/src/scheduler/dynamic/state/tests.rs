@@ -10,6 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::inference::{
     ModelDynamicBatching, ModelQueuePolicy, model_queue_policy::TimeoutAction,
 };
@@ -79,7 +80,7 @@ struct Harness {
 impl Harness {
     fn new(config: ModelDynamicBatching, max_batch_size: i32) -> Self {
         Self {
-            state: State::new(&config, max_batch_size),
+            state: State::new(&config, BatchPlan::with_max_batch_size(max_batch_size)),
             clock: Clock(Instant::now()),
         }
     }

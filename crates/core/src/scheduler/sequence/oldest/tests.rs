@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use oxiserve_config::BatchPlan;
+
 use crate::scheduler::batch_rules::BatchRules;
 use crate::scheduler::sequence::{
     oldest::OldestState,
@@ -49,7 +51,11 @@ fn state(
     preferred: &[i32],
     delay_ms: u64,
 ) -> OldestState<&'static str, u8> {
-    let rules = BatchRules::new(preferred, delay_ms * 1000, max_batch_size);
+    let rules = BatchRules::new(
+        preferred,
+        delay_ms * 1000,
+        BatchPlan::with_max_batch_size(max_batch_size),
+    );
     let mut state = OldestState::new(candidates, IDLE, rules);
     for _ in 0..instances {
         state.add_instance();
