@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests need when they are missing, from Debian:
 # `prometheus` (promtool checks the /metrics output; the Prometheus server
-# scrapes the replicas in tests/test_replicated.py), `nginx-light` (the load
+# scrapes the replicas in tests/deploy/test_replicated.py), `nginx-light` (the load
 # balancer there) and `chromium` (renders oxiserve-perf's HTML report
 # headless). Cheap when everything is there. Needs root and apt (as in
 # CI); otherwise it says what to install and the tests that need a tool fail

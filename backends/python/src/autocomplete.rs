@@ -12,7 +12,7 @@ use oxiserve_types::{Error, Result};
 use crate::{
     arena::{Arena, InArena},
     model_log,
-    protocol::{self, FromStub, ToStub},
+    protocol::{self, FromStub, ToStub, decode::decode},
     settings::PythonSettings,
     zygote::Zygote,
 };
@@ -56,7 +56,7 @@ pub(crate) fn run(
         })?;
         frame.resize(protocol::frame_len(prefix)?, 0);
         ours.read_exact(&mut frame).map_err(fail)?;
-        match protocol::decode(&frame)? {
+        match decode(&frame)? {
             FromStub::AutoCompleteDone { error: Some(e), .. } => {
                 return Err(Error::internal(format!("Internal: {}", e.message)));
             }

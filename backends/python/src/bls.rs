@@ -4,25 +4,35 @@
 
 use std::sync::{Arc, Mutex};
 
-use oxiserve_backend::{CancelFlag, StreamEvent};
+use oxiserve_backend::{CancelFlag, ModelHost, StreamEvent};
 use oxiserve_types::{Error, InferRequest, InferResponse, Result};
 
 use crate::{
     arena::InArena,
     connection::Connection,
     convert,
+    inflight::InFlight,
     protocol::{NO_BLOCK, Payload, ToStub, WireResponse},
-    pump::{InFlight, Pump},
 };
 
 /// Runs BLS call `bls_id` (`decoupled`: the caller iterates over many
-/// responses); answers the stub with its events.
-pub(crate) fn start(pump: &Pump, bls_id: u64, decoupled: bool, request: Result<InferRequest>) {
+/// responses) on `host`; answers the stub with its events over `connection`,
+/// their tensors in `arena_in`. The call's cancel flag is in `inflight` while
+/// it runs.
+pub(crate) fn start(
+    host: &dyn ModelHost,
+    connection: &Arc<Connection>,
+    arena_in: &Arc<InArena>,
+    inflight: &Arc<Mutex<InFlight>>,
+    bls_id: u64,
+    decoupled: bool,
+    request: Result<InferRequest>,
+) {
     let reply = Reply {
         bls_id,
-        connection: pump.connection.clone(),
-        arena_in: pump.arena_in.clone(),
-        inflight: pump.inflight.clone(),
+        connection: connection.clone(),
+        arena_in: arena_in.clone(),
+        inflight: inflight.clone(),
     };
     let fail = |e: Error| {
         reply.event(StreamEvent {
@@ -44,7 +54,7 @@ pub(crate) fn start(pump: &Pump, bls_id: u64, decoupled: bool, request: Result<I
         ))
     };
     if !decoupled {
-        match pump.host.is_decoupled(&name, request.model_version) {
+        match host.is_decoupled(&name, request.model_version) {
             Ok(false) => {}
             Ok(true) => {
                 return fail(Error::internal(format!(
@@ -58,17 +68,11 @@ pub(crate) fn start(pump: &Pump, bls_id: u64, decoupled: bool, request: Result<I
         }
     }
     let cancel = CancelFlag::default();
-    pump.inflight
-        .lock()
-        .unwrap()
-        .bls
-        .insert(bls_id, cancel.clone());
+    inflight.lock().unwrap().bls.insert(bls_id, cancel.clone());
     let forward = reply.clone();
-    let queued = pump
-        .host
-        .infer(request, cancel, Box::new(move |event| forward.event(event)));
+    let queued = host.infer(request, cancel, Box::new(move |event| forward.event(event)));
     if let Err(e) = queued {
-        pump.inflight.lock().unwrap().bls.remove(&bls_id);
+        inflight.lock().unwrap().bls.remove(&bls_id);
         fail(not_run(e));
     }
 }

@@ -14,10 +14,11 @@ use oxiserve_types::{Error, ErrorKind, Result};
 
 use crate::{
     convert,
+    inflight::OpenRequest,
     model::PythonModel,
     process::Process,
     protocol::{ExecuteRequest, ToStub},
-    pump::{Event, OpenRequest},
+    pump::Event,
 };
 
 /// Crashes within [`CRASH_WINDOW`] after which the instance stays down.

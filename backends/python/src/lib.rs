@@ -5,9 +5,11 @@
 
 mod arena;
 mod autocomplete;
+mod backend;
 mod bls;
 mod connection;
 mod convert;
+mod inflight;
 mod instance;
 mod interpreter;
 mod model;
@@ -20,5 +22,5 @@ mod pump;
 mod settings;
 mod zygote;
 
-pub use model::PythonBackend;
+pub use backend::PythonBackend;
 pub use settings::PythonSettings;

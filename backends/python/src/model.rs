@@ -1,4 +1,4 @@
-//! The Python backend and its models.
+//! One loaded version of a Python model, and what the backend's models share.
 
 use std::{
     collections::HashMap,
@@ -6,26 +6,14 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use oxiserve_backend::{
-    AutoCompleteContext, Backend, InstanceContext, Model, ModelContext, ModelHost, ModelInstance,
-};
-use oxiserve_config::{from_json, to_json};
+use oxiserve_backend::ModelHost;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelQueuePolicy, model_config::SchedulingChoice},
 };
-use oxiserve_types::{Error, Result};
+use oxiserve_types::Result;
 
-use crate::{
-    autocomplete, instance::PythonInstance, interpreter, package::package_dir,
-    settings::PythonSettings, zygote::Zygote,
-};
-
-/// The Python backend (`backend: "python"`).
-#[derive(Debug, Clone, Default)]
-pub struct PythonBackend {
-    shared: Arc<Shared>,
-}
+use crate::{package::package_dir, settings::PythonSettings, zygote::Zygote};
 
 /// What every model of the backend shares: its settings and one zygote per
 /// interpreter.
@@ -36,6 +24,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The state of a backend with these settings; no zygote started yet.
+    pub fn new(settings: PythonSettings) -> Self {
+        Self {
+            settings,
+            zygotes: Mutex::default(),
+        }
+    }
+
     /// The zygote for `python`, started (or restarted) when needed.
     pub fn zygote(&self, python: &Path) -> Result<Arc<Zygote>> {
         let mut zygotes = self.zygotes.lock().unwrap();
@@ -54,111 +50,6 @@ impl Shared {
         );
         zygotes.insert(python.to_path_buf(), zygote.clone());
         Ok(zygote)
-    }
-}
-
-impl PythonBackend {
-    /// A backend with these settings.
-    pub fn new(settings: PythonSettings) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                settings,
-                zygotes: Mutex::default(),
-            }),
-        }
-    }
-
-    fn python_for(&self, config: &ModelConfig, model_path: &Path) -> Result<PathBuf> {
-        interpreter::find(
-            config,
-            model_path,
-            self.shared.settings.interpreter.as_deref(),
-        )
-    }
-}
-
-/// The file holding the model's `TritonPythonModel` in `version_path`.
-fn model_file(config: &ModelConfig, version_path: &Path) -> PathBuf {
-    let name = if config.default_model_filename.is_empty() {
-        "model.py"
-    } else {
-        &config.default_model_filename
-    };
-    version_path.join(name)
-}
-
-impl Backend for PythonBackend {
-    fn name(&self) -> &str {
-        "python"
-    }
-
-    fn load(&self, model: &ModelContext) -> Result<Arc<dyn Model>> {
-        let python = self.python_for(&model.config, &model.model_path)?;
-        // Fails the load now if this Python cannot run models.
-        self.shared.zygote(&python)?;
-        let model_file = model_file(&model.config, &model.version_path);
-        if !model_file.is_file() {
-            return Err(Error::invalid_arg(format!(
-                "python model file {} does not exist",
-                model_file.display()
-            )));
-        }
-        let args = vec![
-            ("model_config".into(), to_json(&model.config).to_string()),
-            (
-                "model_repository".into(),
-                model.model_path.display().to_string(),
-            ),
-            ("model_version".into(), model.version.to_string()),
-            ("model_name".into(), model.name.clone()),
-        ];
-        Ok(Arc::new(ModelHandle(Arc::new(PythonModel {
-            backend: self.shared.clone(),
-            settings: self.shared.settings.clone(),
-            python,
-            model_file,
-            args,
-            decoupled: model
-                .config
-                .model_transaction_policy
-                .as_ref()
-                .is_some_and(|p| p.decoupled),
-            host: model.host.clone(),
-            pipeline_depth: pipeline_depth(&model.config),
-        }))))
-    }
-
-    fn auto_complete(
-        &self,
-        model: &AutoCompleteContext,
-        config: ModelConfig,
-    ) -> Result<ModelConfig> {
-        let Some(version_path) = &model.version_path else {
-            return Ok(config);
-        };
-        let file = model_file(&config, version_path);
-        if !file.is_file() {
-            return Ok(config);
-        }
-        // Without a usable Python the load of each version fails, saying why.
-        let Ok(python) = self.python_for(&config, &model.model_path) else {
-            return Ok(config);
-        };
-        let Ok(zygote) = self.shared.zygote(&python) else {
-            return Ok(config);
-        };
-        let json = autocomplete::run(
-            &zygote,
-            &self.shared.settings,
-            &file,
-            &to_json(&config).to_string(),
-        )?;
-        from_json(&json).map_err(|e| {
-            Error::invalid_arg(format!(
-                "auto_complete_config of model '{}' returned an invalid configuration: {e}",
-                model.name
-            ))
-        })
     }
 }
 
@@ -181,7 +72,7 @@ pub(crate) struct PythonModel {
 /// it never idles between batches. But a batch sent early has left the
 /// scheduler's queue: where queue timeouts or priorities decide what runs
 /// next, batches go one at a time, as in Triton.
-fn pipeline_depth(config: &ModelConfig) -> usize {
+pub(crate) fn pipeline_depth(config: &ModelConfig) -> usize {
     let timed = |p: &ModelQueuePolicy| p.default_timeout_microseconds > 0;
     match &config.scheduling_choice {
         None => 2,
@@ -192,14 +83,6 @@ fn pipeline_depth(config: &ModelConfig) -> usize {
             if ordered { 1 } else { 2 }
         }
         Some(_) => 1,
-    }
-}
-
-struct ModelHandle(Arc<PythonModel>);
-
-impl Model for ModelHandle {
-    fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>> {
-        Ok(Box::new(PythonInstance::create(self.0.clone(), instance)?))
     }
 }
 

@@ -17,8 +17,9 @@ use oxiserve_types::{Error, Result};
 use crate::{
     arena::{Arena, InArena},
     connection::Connection,
+    inflight::InFlight,
     protocol::ToStub,
-    pump::{Event, InFlight, Pump},
+    pump::{Event, Pump},
     zygote::Zygote,
 };
 

@@ -3,7 +3,6 @@
 //! arena blocks; and notices when the process dies.
 
 use std::{
-    collections::HashMap,
     io::{BufReader, Read},
     os::unix::net::UnixStream,
     sync::{
@@ -15,38 +14,20 @@ use std::{
 };
 
 use bytes::Bytes;
-use oxiserve_backend::{BackendResponse, BatchEnd, CancelFlag, ModelHost, ResponseSink};
+use oxiserve_backend::{BackendResponse, ModelHost};
 use oxiserve_types::{Error, Result};
 
 use crate::{
     arena::{Arena, InArena, ReleaseHook},
     bls,
     connection::Connection,
-    convert, model_log,
+    convert,
+    inflight::{InFlight, OpenRequest},
+    model_log,
     polling::PollingReader,
-    protocol::{self, FromStub, Payload, ToStub, WireResponse},
+    protocol::{self, FromStub, Payload, ToStub, WireResponse, decode::decode},
     zygote::Zygote,
 };
-
-/// A request the stub has not finished yet.
-pub(crate) struct OpenRequest {
-    pub rid: u64,
-    pub sink: ResponseSink,
-    /// The outputs to return; others the model produces are dropped.
-    pub outputs: Vec<String>,
-}
-
-/// What is in flight in one process.
-#[derive(Default)]
-pub(crate) struct InFlight {
-    pub requests: HashMap<u64, OpenRequest>,
-    /// Each executing batch's request ids, in order.
-    pub batches: HashMap<u64, Vec<u64>>,
-    /// Open BLS calls and their cancel flags.
-    pub bls: HashMap<u64, CancelFlag>,
-    /// When each executing batch ends, for its statistics.
-    pub ends: HashMap<u64, BatchEnd>,
-}
 
 /// What the pump tells the instance thread.
 #[derive(Debug)]
@@ -85,7 +66,7 @@ impl Pump {
         let mut reader = BufReader::with_capacity(64 * 1024, socket);
         let mut frame = Vec::new();
         let outcome = loop {
-            match read_frame(&mut reader, &mut frame).and_then(|()| protocol::decode(&frame)) {
+            match read_frame(&mut reader, &mut frame).and_then(|()| decode(&frame)) {
                 Ok(message) => {
                     if let FromStub::ExecuteDone { responses, .. } = &message {
                         reader.get_mut().set_polling(polls_after(responses.len()));
@@ -145,7 +126,15 @@ impl Pump {
                     &self.arena_out,
                     release,
                 );
-                bls::start(self, bls_id, decoupled, request);
+                bls::start(
+                    &*self.host,
+                    &self.connection,
+                    &self.arena_in,
+                    &self.inflight,
+                    bls_id,
+                    decoupled,
+                    request,
+                );
             }
             FromStub::BlsCancel { bls_id } => {
                 if let Some(flag) = self.inflight.lock().unwrap().bls.get(&bls_id) {

@@ -7,7 +7,9 @@ use oxiserve_types::{
     DataType, Error, ErrorKind, Result, Tensor, element_count, encode_bytes_elements,
 };
 
-use crate::{BackendRequest, BackendResponse, ComputeTiming};
+use crate::request::BackendRequest;
+use crate::sink::BackendResponse;
+use crate::timing::ComputeTiming;
 
 /// One output of a group's call, to be split between its requests by rows.
 pub struct BatchOutput {

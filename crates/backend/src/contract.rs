@@ -5,7 +5,9 @@ use std::{path::PathBuf, sync::Arc};
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::Result;
 
-use crate::{BackendRequest, ComputeTiming, ModelHost};
+use crate::host::ModelHost;
+use crate::request::BackendRequest;
+use crate::timing::ComputeTiming;
 
 /// A kind of model (`backend: "identity"` in config.pbtxt). Shared by every
 /// model it loads.

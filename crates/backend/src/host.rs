@@ -3,7 +3,7 @@
 
 use oxiserve_types::{Error, ErrorKind, InferRequest, InferResponse, Result};
 
-use crate::CancelFlag;
+use crate::sink::CancelFlag;
 
 /// One event of a response stream: a response (or error), or none, and
 /// whether it is the last.

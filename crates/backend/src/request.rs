@@ -2,7 +2,7 @@
 
 use oxiserve_types::{InferRequest, Tensor};
 
-use crate::ResponseSink;
+use crate::sink::ResponseSink;
 
 /// A validated request: inputs already checked against the model's
 /// configuration (and reshaped as it says), the outputs to produce resolved,

@@ -5,7 +5,7 @@
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{InferRequest, Result, Tensor};
 
-use crate::SharedMemoryRegistry;
+use crate::shared_memory::SharedMemoryRegistry;
 
 /// Checks `request` against the model `config` (names, datatypes, shapes,
 /// byte sizes, the BYTES layout) and applies `reshape`, as the core does

@@ -11,10 +11,10 @@ use axum::{
 use oxiserve_core::{RestrictedCategory, Server};
 
 use crate::{
-    HttpOptions,
     app::App,
     error::ApiError,
     handlers::{self, health, infer, logging, metadata, repository, shared_memory, statistics},
+    options::HttpOptions,
 };
 
 /// The shared memory extensions' routes (system, and CUDA answered as

@@ -4,68 +4,20 @@
 //! the configuration with the highest throughput under the latency bound,
 //! and puts the model's own configuration back at the end.
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::{
     app,
     cli::{AnalyzeArgs, OnOff, Protocol},
     error::{Error, Result},
-    report::{Report, analysis, console},
+    report::{
+        analysis::{self, Analysis, Candidate, Trial},
+        console,
+    },
     repository::Repository,
-    results::PointResult,
     sweep,
     target::Target,
 };
-
-/// One configuration tried.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Candidate {
-    pub instance_count: u32,
-    pub max_batch_size: u32,
-    pub dynamic_batching: bool,
-}
-
-impl Candidate {
-    /// `2 instances, max_batch_size 8, dynamic batching on`.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} instance{}, max_batch_size {}, dynamic batching {}",
-            self.instance_count,
-            if self.instance_count == 1 { "" } else { "s" },
-            self.max_batch_size,
-            if self.dynamic_batching { "on" } else { "off" }
-        )
-    }
-}
-
-/// A configuration and how it did.
-#[derive(Debug, Clone, Serialize)]
-pub struct Trial {
-    pub config: Candidate,
-    /// The same settings as the server reports them after the reload.
-    pub server_config: Candidate,
-    /// Its highest-throughput point under the bound.
-    pub best: Option<PointResult>,
-    pub report: Report,
-}
-
-/// The whole analysis.
-#[derive(Debug, Clone, Serialize)]
-pub struct Analysis {
-    pub model: String,
-    pub latency_threshold_ms: Option<f64>,
-    pub trials: Vec<Trial>,
-    /// Index into `trials` of the best configuration.
-    pub best: Option<usize>,
-}
-
-impl Analysis {
-    /// The run reports of every configuration.
-    pub fn reports(self) -> Vec<Report> {
-        self.trials.into_iter().map(|t| t.report).collect()
-    }
-}
 
 /// Runs the analysis, writes its outputs, and restores the model's configuration.
 pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {

@@ -19,6 +19,7 @@ mod measure;
 mod model;
 mod progress;
 mod recorder;
+mod registrar;
 mod report;
 mod repository;
 mod results;

@@ -4,8 +4,8 @@
 use tokio::sync::Mutex;
 
 use crate::{
-    S3Location,
     failure::Failure,
+    location::S3Location,
     mirror::{Mirror, MirrorError},
 };
 

@@ -9,8 +9,8 @@ use object_store::{
 };
 
 use crate::{
-    S3Location,
     credentials::{AwsEnv, AwsSettings, Signing},
+    location::S3Location,
 };
 
 /// AWS's region when none is configured.

@@ -9,7 +9,7 @@ use std::{
 use tokio::{net::TcpStream, time::Instant};
 use tokio_rustls::server::TlsStream;
 
-use crate::{TlsFiles, reload::Reloader};
+use crate::{files::TlsFiles, reload::Reloader};
 
 /// How long a client gets to complete its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

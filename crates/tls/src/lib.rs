@@ -10,32 +10,15 @@
 //! ones that succeed.
 
 mod acceptor;
-#[cfg(test)]
-mod handshake_tests;
+mod files;
 mod listener;
 mod load;
 mod reload;
 #[cfg(test)]
-mod test_certs;
-
-use std::path::PathBuf;
+mod tests;
 
 pub use acceptor::TlsAcceptor;
+pub use files::TlsFiles;
 pub use listener::TlsListener;
 /// A server-side TLS connection over `IO`.
 pub use tokio_rustls::server::TlsStream;
-
-/// The PEM files of a TLS endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// The server's certificate chain: its own certificate first, then any
-    /// intermediates.
-    pub cert: PathBuf,
-    /// The server certificate's private key (PKCS#8, PKCS#1 or SEC1).
-    pub key: PathBuf,
-    /// Certificates of the authorities that sign client certificates; read
-    /// only with `mutual`.
-    pub root: Option<PathBuf>,
-    /// Require every client to present a certificate chained to `root`.
-    pub mutual: bool,
-}

@@ -13,7 +13,7 @@ use tokio::{
 };
 use tokio_rustls::server::TlsStream;
 
-use crate::TlsAcceptor;
+use crate::acceptor::TlsAcceptor;
 
 /// A handshake's outcome, with the client's address.
 type Handshake = (io::Result<TlsStream<TcpStream>>, SocketAddr);

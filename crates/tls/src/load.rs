@@ -13,7 +13,7 @@ use rustls::{
     server::{WebPkiClientVerifier, danger::ClientCertVerifier},
 };
 
-use crate::TlsFiles;
+use crate::files::TlsFiles;
 
 const CERT: &str = "certificate file";
 const KEY: &str = "private key file";
@@ -146,7 +146,7 @@ mod tests {
     use super::{Contents, server_config};
     use crate::{
         TlsFiles,
-        test_certs::{Authority, Files},
+        tests::certs::{Authority, Files},
     };
 
     fn load(files: &TlsFiles) -> Result<ServerConfig, String> {

@@ -8,7 +8,7 @@ use rustls::ServerConfig;
 use tokio::time::Instant;
 
 use crate::{
-    TlsFiles,
+    files::TlsFiles,
     load::{Contents, server_config},
 };
 
@@ -80,7 +80,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::{RECHECK_INTERVAL, Reloader};
-    use crate::test_certs::{Authority, Files};
+    use crate::tests::certs::{Authority, Files};
 
     fn reloader(dir: &Files, ca: &Authority, now: Instant) -> Reloader {
         Reloader::new(dir.server(ca, true), Vec::new(), now).unwrap()

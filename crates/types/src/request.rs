@@ -1,6 +1,6 @@
 //! An inference request as the core sees it, whatever protocol carried it.
 
-use crate::{Parameters, Tensor};
+use crate::{parameters::Parameters, tensor::Tensor};
 
 /// One output the client asked for, with its per-output parameters
 /// (`binary_data`, `class_count`, ...).

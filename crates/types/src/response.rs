@@ -1,6 +1,6 @@
 //! An inference response as the core produces it.
 
-use crate::{Parameters, Tensor};
+use crate::{parameters::Parameters, tensor::Tensor};
 
 /// One response to an inference request. Decoupled models may send several.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -2,7 +2,11 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use crate::{DataType, Error, Parameters, Result};
+use crate::{
+    data_type::DataType,
+    error::{Error, Result},
+    parameters::Parameters,
+};
 
 /// A named tensor. `data` holds the elements in row-major order, little-endian;
 /// BYTES elements are each a 4-byte little-endian length followed by the bytes

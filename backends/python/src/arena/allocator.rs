@@ -4,7 +4,13 @@ use std::collections::HashMap;
 
 use oxiserve_types::{Error, Result};
 
-use super::{ALIGN, align_up};
+/// Alignment of every block size and offset.
+pub const ALIGN: u64 = 64;
+
+/// Rounds `n` up to a multiple of [`ALIGN`]; `None` on overflow.
+pub fn align_up(n: u64) -> Option<u64> {
+    Some(n.checked_add(ALIGN - 1)? & !(ALIGN - 1))
+}
 
 /// First-fit allocator over a sorted, coalesced free list. Sizes and offsets
 /// are multiples of [`ALIGN`]; the capacity is fixed at creation. A request

@@ -5,7 +5,8 @@ use std::sync::Mutex;
 
 use oxiserve_types::{Error, ErrorKind, Result};
 
-use super::{Allocator, Arena, align_up};
+use super::allocator::{Allocator, align_up};
+use super::mapping::Arena;
 
 /// Where a batch's tensors went in arena_in.
 #[derive(Debug, Clone, PartialEq, Eq)]

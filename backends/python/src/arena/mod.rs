@@ -12,14 +12,6 @@ mod mapping;
 #[cfg(test)]
 mod tests;
 
-pub use allocator::Allocator;
+pub use allocator::ALIGN;
 pub use in_arena::InArena;
 pub use mapping::{Arena, ReleaseHook};
-
-/// Alignment of every block size and offset.
-pub const ALIGN: u64 = 64;
-
-/// Rounds `n` up to a multiple of [`ALIGN`]; `None` on overflow.
-pub fn align_up(n: u64) -> Option<u64> {
-    Some(n.checked_add(ALIGN - 1)? & !(ALIGN - 1))
-}

@@ -3,6 +3,7 @@ use std::sync::{Arc, Mutex};
 use memmap2::MmapOptions;
 use oxiserve_types::ErrorKind;
 
+use super::allocator::{Allocator, align_up};
 use super::in_arena::Block;
 use super::*;
 

@@ -8,20 +8,14 @@
 //! A malformed frame decodes to an [`ErrorKind::Internal`] error saying what is
 //! wrong; nothing here panics on input from the stub.
 
-mod decode;
+pub mod decode;
 mod encode;
-#[cfg(test)]
-mod samples;
-#[cfg(test)]
-mod test_codec;
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
 
 use oxiserve_types::{DataType, Error, ErrorKind, Result};
-
-pub use decode::decode;
 
 /// Bytes of `kind` + `tag`, the part of every frame counted by `len` before the body.
 pub const HEADER_LEN: usize = 12;
@@ -352,7 +346,7 @@ pub enum FromStub {
 }
 
 /// The frame length from the 4-byte prefix: the number of bytes to read next
-/// and pass to [`decode`]. Errors when it cannot hold a header or exceeds
+/// and pass to [`decode`](decode::decode). Errors when it cannot hold a header or exceeds
 /// [`MAX_FRAME_LEN`].
 pub fn frame_len(prefix: [u8; 4]) -> Result<usize> {
     let len = u32::from_le_bytes(prefix) as usize;

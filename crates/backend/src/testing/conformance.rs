@@ -13,7 +13,9 @@ use std::thread;
 use oxiserve_types::InferRequest;
 
 use super::{Collected, collecting_request, collecting_request_with};
-use crate::{CancelFlag, ComputeTiming, InstanceContext, InstanceKind, Model};
+use crate::contract::{InstanceContext, InstanceKind, Model, ModelInstance};
+use crate::sink::CancelFlag;
+use crate::timing::ComputeTiming;
 
 /// Runs the contract checks on `model` with `request` (which must be valid
 /// for it) asking for `outputs`; panics with what is wrong.
@@ -23,7 +25,7 @@ pub fn check(model: &dyn Model, request: &InferRequest, outputs: &[&str]) {
     instances_run_side_by_side(model, request, outputs);
 }
 
-fn instance(model: &dyn Model, index: usize) -> Box<dyn crate::ModelInstance> {
+fn instance(model: &dyn Model, index: usize) -> Box<dyn ModelInstance> {
     model
         .create_instance(&InstanceContext {
             name: format!("conformance_0_{index}"),

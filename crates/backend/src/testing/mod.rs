@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use oxiserve_types::{InferRequest, Result};
 
-use crate::{
-    BackendRequest, BackendResponse, CancelFlag, ComputeTiming, InstanceContext, InstanceKind,
-    Model, ResponseEvent, ResponseSink, ResponseTarget,
-};
+use crate::contract::{InstanceContext, InstanceKind, Model};
+use crate::request::BackendRequest;
+use crate::sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
+use crate::timing::ComputeTiming;
 
 /// Everything one request received, in order.
 pub type Collected = Arc<Mutex<Vec<ResponseEvent>>>;

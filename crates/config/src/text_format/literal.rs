@@ -1,7 +1,7 @@
 //! Literals: string escapes and the spelling of numbers.
 
+use super::cursor::Cursor;
 use super::error::{Position, Result, TextFormatError};
-use super::lexer::Cursor;
 
 /// Whether a number literal is an integer or a floating-point number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! Unlike C++ protobuf, extensions (`[pkg.ext]`) and `Any` expansion are not
 //! supported: Triton's configuration uses neither.
 
+mod cursor;
 mod error;
 mod lexer;
 mod literal;

@@ -1,8 +1,9 @@
 //! The channel between an instance's `ResponseSink` (on its OS thread) and the
 //! frontend's handler (on the async runtime).
 
-use parking_lot::Mutex;
 use std::{collections::VecDeque, sync::Arc};
+
+use parking_lot::Mutex;
 
 pub use oxiserve_backend::StreamEvent;
 use oxiserve_backend::{CancelFlag, EventCallback, ResponseEvent, ResponseTarget};

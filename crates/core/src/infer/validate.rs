@@ -316,6 +316,3 @@ fn requested_outputs(config: &ModelConfig, request: &InferRequest) -> Result<Vec
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod properties;

@@ -1,7 +1,6 @@
 //! One loaded model version: its backend model, its instance runners, its
 //! scheduler and its statistics.
 
-use parking_lot::Mutex;
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -13,6 +12,7 @@ use oxiserve_backend::{
 };
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
 use oxiserve_types::{Error, InferRequest, Result};
+use parking_lot::Mutex;
 
 use crate::{
     infer::{

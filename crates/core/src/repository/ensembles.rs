@@ -5,7 +5,7 @@ use oxiserve_config::{
     ConfigError, ModelConfig, ensemble::check_members, platform::ENSEMBLE_PLATFORM,
 };
 
-use super::ScannedModel;
+use super::model_dir::ScannedModel;
 
 /// The member names of the ensembles in `models`, sorted, once each.
 pub(super) fn ensemble_members(models: &[ScannedModel]) -> Vec<String> {

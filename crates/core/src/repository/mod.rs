@@ -5,12 +5,14 @@ mod ensembles;
 mod fingerprint;
 mod load_request;
 mod model_dir;
+mod options;
 mod poll;
 mod scan;
 
 pub use fingerprint::Fingerprint;
 pub use load_request::{FILE_PREFIX, LoadRequest};
 pub(crate) use load_request::{OverrideFolder, check_model_name};
-pub use model_dir::{ModelDir, ModelSpec, VersionSpec, read_model};
+pub use model_dir::{ModelDir, ModelSpec, ScannedModel, VersionSpec, read_model};
+pub use options::{ModelOverride, ScanOptions};
 pub use poll::{PollChanges, PollState, Snapshot, snapshot};
-pub use scan::{ModelOverride, RepositoryScan, ScanOptions, ScannedModel, scan};
+pub use scan::{RepositoryScan, scan};

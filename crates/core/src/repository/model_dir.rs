@@ -1,6 +1,5 @@
 //! One model folder: `config.pbtxt`, version folders, model files, label files.
 
-use super::ScanOptions;
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -14,6 +13,17 @@ use oxiserve_config::{
     select_versions,
     text_format::SourceMap,
 };
+
+use super::options::ScanOptions;
+
+/// One model found (or asked for) and what reading it gave.
+#[derive(Debug, Clone)]
+pub struct ScannedModel {
+    pub name: String,
+    /// Its folder, when one exists.
+    pub path: Option<PathBuf>,
+    pub outcome: Result<ModelSpec, Vec<ConfigError>>,
+}
 
 /// A model folder found in a repository.
 #[derive(Debug, Clone, PartialEq, Eq)]

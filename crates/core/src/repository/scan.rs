@@ -8,50 +8,11 @@ use std::{
 
 use oxiserve_config::ConfigError;
 
-use crate::backends::BackendRegistry;
-
 use super::{
-    ModelDir, ModelSpec,
     ensembles::{check_ensembles, ensemble_members},
-    read_model,
+    model_dir::{ModelDir, ScannedModel, read_model},
+    options::ScanOptions,
 };
-
-/// How to read the repositories.
-#[derive(Debug, Clone, Default)]
-pub struct ScanOptions {
-    /// Allow a missing `config.pbtxt` (auto-completion on).
-    pub auto_complete: bool,
-    /// GPU ids this server can use.
-    pub gpus: Vec<i32>,
-    /// Read only these models (explicit model control); None reads all.
-    pub only: Option<Vec<String>>,
-    /// Backends whose auto-complete completes their models' configurations
-    /// (with `auto_complete` on).
-    pub backends: Option<BackendRegistry>,
-    /// What a load request replaces for one model.
-    pub model_override: Option<ModelOverride>,
-}
-
-/// A load request's replacements for one model (see `LoadRequest`).
-#[derive(Debug, Clone, Default)]
-pub struct ModelOverride {
-    pub name: String,
-    /// A folder to read the model from instead of the repositories'.
-    pub folder: Option<PathBuf>,
-    /// A configuration to use instead of `config.pbtxt`.
-    pub config: Option<oxiserve_config::ModelConfig>,
-    /// The one version to serve.
-    pub version: Option<i64>,
-}
-
-/// One model found (or asked for) and what reading it gave.
-#[derive(Debug, Clone)]
-pub struct ScannedModel {
-    pub name: String,
-    /// Its folder, when one exists.
-    pub path: Option<PathBuf>,
-    pub outcome: Result<ModelSpec, Vec<ConfigError>>,
-}
 
 /// Everything a scan found, models sorted by name.
 #[derive(Debug, Clone, Default)]

@@ -9,19 +9,20 @@ mod batch_rules;
 mod default;
 mod dynamic;
 mod ensemble;
+mod job;
 mod runner;
 mod sequence;
 
-use std::{path::Path, sync::Arc, time::Instant};
+use std::path::Path;
 
-use oxiserve_backend::{BackendRequest, ResponseTarget};
+use oxiserve_backend::ResponseTarget;
 use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
 use oxiserve_types::Result;
 
-use crate::stats::RequestRecord;
 pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use ensemble::{EnsembleScheduler, StepHost};
+pub(crate) use job::{BatchSource, Job};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
 pub(crate) use sequence::SequenceBatcher;
 
@@ -99,20 +100,4 @@ impl Scheduler {
             Self::Sequence(s) => s.source(),
         }
     }
-}
-
-/// A request waiting to execute.
-#[derive(Debug)]
-pub(crate) struct Job {
-    pub request: BackendRequest,
-    pub record: Arc<RequestRecord>,
-    pub batch_size: u64,
-    pub enqueued: Instant,
-}
-
-/// Where an instance runner takes its next batch from.
-pub(crate) trait BatchSource: Send {
-    /// The next batch to execute; `None` when the scheduler stopped and its
-    /// queue is drained.
-    fn next_batch(&mut self) -> Option<Vec<Job>>;
 }

@@ -8,13 +8,13 @@ mod tensors;
 #[cfg(test)]
 mod tests;
 
-use parking_lot::{Mutex, RwLock};
 use std::{
     collections::{BTreeMap, HashMap},
     sync::{Arc, Weak},
 };
 
 use oxiserve_types::{Error, ErrorKind, Result};
+use parking_lot::{Mutex, RwLock};
 
 pub use cuda::{cuda_register, cuda_status};
 pub use region::RegionStatus;

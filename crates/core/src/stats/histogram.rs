@@ -6,7 +6,7 @@ use std::{
     time::Duration,
 };
 
-use super::ExecutionTimes;
+use super::times::ExecutionTimes;
 
 /// Upper bounds of the buckets, in microseconds (a last `+Inf` bucket follows).
 pub const LATENCY_BUCKETS_US: [u64; 18] = [

@@ -5,6 +5,7 @@
 mod histogram;
 mod reason;
 mod record;
+mod times;
 
 use std::{
     collections::BTreeMap,
@@ -15,7 +16,8 @@ use parking_lot::Mutex;
 
 pub use histogram::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
 pub use reason::{FailureCounts, FailureReason};
-pub(crate) use record::{ExecutionTimes, RequestRecord, StepTimes};
+pub(crate) use record::{RequestRecord, StepTimes};
+pub(crate) use times::ExecutionTimes;
 
 use histogram::LatencyHistograms;
 

@@ -1,22 +1,11 @@
 //! The statistics of one request, recorded once both its execution times and
 //! its outcome are known (a decoupled model may answer after `execute` returns).
 
+use std::{sync::Arc, time::Instant};
+
 use parking_lot::{Mutex, MutexGuard};
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
 
-use super::{FailureReason, StatsCollector};
-
-/// Where one execution spent its time, as seen by each request in it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ExecutionTimes {
-    pub queue: Duration,
-    pub compute_input: Duration,
-    pub compute_infer: Duration,
-    pub compute_output: Duration,
-}
+use super::{FailureReason, StatsCollector, times::ExecutionTimes};
 
 /// One request's pending statistics.
 #[derive(Debug)]

@@ -6,4 +6,4 @@ pub(crate) mod request;
 pub(crate) mod response;
 
 #[cfg(test)]
-mod properties;
+mod tests;

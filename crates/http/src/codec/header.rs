@@ -12,7 +12,7 @@ use serde::de::{
 use serde_json::value::RawValue;
 
 use super::json_data::{DataSeed, DataTarget};
-use super::request::{Decoder, parse_shape};
+use super::special_literals;
 
 /// The top-level members of the JSON header; everything else is ignored.
 /// `inputs` is parsed here in the same pass, each input's members kept as raw
@@ -58,6 +58,35 @@ pub(super) fn parse_header<'a>(
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(header)
+}
+
+/// What decoding a header needs besides the header.
+pub(super) struct Decoder<'a> {
+    pub model_name: &'a str,
+    /// Whether the header went through [`special_literals::rewrite`].
+    pub specials: bool,
+}
+
+impl Decoder<'_> {
+    /// A JSON string member (never a NaN or infinity placeholder).
+    pub(super) fn string(&self, raw: &RawValue) -> Option<String> {
+        let s: String = serde_json::from_str(raw.get()).ok()?;
+        self.plain(s)
+    }
+
+    /// `s`, unless it is a placeholder for a literal that is not a string.
+    pub(super) fn plain(&self, s: String) -> Option<String> {
+        if self.specials && special_literals::value(&s).is_some() {
+            return None;
+        }
+        Some(s)
+    }
+}
+
+/// `[1, 3]`: dimensions are non-negative and fit `i64`.
+pub(super) fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
+    let dims: Vec<u64> = serde_json::from_str(raw.get()).ok()?;
+    dims.into_iter().map(|d| i64::try_from(d).ok()).collect()
 }
 
 /// Member names the header visitors look at.

@@ -16,6 +16,7 @@ mod parameters;
 mod raw;
 mod request;
 mod response;
+mod special_literals;
 
 #[cfg(test)]
 mod tests;

@@ -4,8 +4,8 @@ use oxiserve_types::{Error, ParameterValue, Parameters};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::json_data::special_literals;
 use super::json_write;
+use super::special_literals;
 
 /// A parameter value JSON cannot hold as a [`ParameterValue`] (an array, an
 /// object or null).

@@ -10,9 +10,10 @@ use oxiserve_types::{
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::header::{InputData, InputHeader, RequestHeader, parse_header};
-use super::json_data::{DataTarget, read_json_data, special_literals};
+use super::header::{Decoder, InputData, InputHeader, RequestHeader, parse_header, parse_shape};
+use super::json_data::{DataTarget, read_json_data};
 use super::parameters::{self, invalid_type_message};
+use super::special_literals;
 
 /// Whether Triton would take this body as a raw binary request: an
 /// `Inference-Header-Content-Length` of 0, or an empty body without that
@@ -107,13 +108,6 @@ pub fn decode_infer_request(
     decoder.decode(header, model_version, &mut binary)
 }
 
-/// What decoding a header needs besides the header.
-pub(super) struct Decoder<'a> {
-    pub model_name: &'a str,
-    /// Whether the header went through [`special_literals::rewrite`].
-    pub specials: bool,
-}
-
 impl Decoder<'_> {
     fn decode(
         &self,
@@ -151,20 +145,6 @@ impl Decoder<'_> {
         }
         Ok(request)
     }
-
-    /// A JSON string member (never a NaN or infinity placeholder).
-    pub(super) fn string(&self, raw: &RawValue) -> Option<String> {
-        let s: String = serde_json::from_str(raw.get()).ok()?;
-        self.plain(s)
-    }
-
-    /// `s`, unless it is a placeholder for a literal that is not a string.
-    fn plain(&self, s: String) -> Option<String> {
-        if self.specials && special_literals::value(&s).is_some() {
-            return None;
-        }
-        Some(s)
-    }
 }
 
 /// The error for a header that does not parse.
@@ -183,16 +163,6 @@ fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error 
                 "failed to parse the request JSON buffer: {err}{hint}"
             ))
         }
-    }
-}
-
-/// serde_json's message without its " at line L column C" suffix, for errors
-/// whose position would be relative to a fragment of the request.
-pub(crate) fn strip_position(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    match text.rfind(" at line ") {
-        Some(at) if err.line() > 0 => text[..at].to_string(),
-        _ => text,
     }
 }
 
@@ -435,12 +405,6 @@ fn excerpt(text: &str) -> String {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_string(),
     }
-}
-
-/// `[1, 3]`: dimensions are non-negative and fit `i64`.
-pub(super) fn parse_shape(raw: &RawValue) -> Option<Vec<i64>> {
-    let dims: Vec<u64> = serde_json::from_str(raw.get()).ok()?;
-    dims.into_iter().map(|d| i64::try_from(d).ok()).collect()
 }
 
 fn decode_outputs(decoder: &Decoder<'_>, raw: &RawValue) -> Result<Vec<RequestedOutput>, Error> {

@@ -17,7 +17,7 @@ use tokio::{
 use tower::ServiceExt;
 
 use super::{activity::Activity, body_timeout::BodyTimeout};
-use crate::HttpOptions;
+use crate::options::HttpOptions;
 
 /// How long a connection must stay idle, once the server stops, before it
 /// is closed: a request its client sends meanwhile is still answered.

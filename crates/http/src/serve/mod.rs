@@ -16,7 +16,7 @@ use tokio::{
     task::JoinSet,
 };
 
-use crate::{HttpOptions, router};
+use crate::{options::HttpOptions, router::router};
 
 /// Serves `server` on `listener` until `shutdown` completes. The listener
 /// then closes (new connections are refused), requests already received

@@ -1,18 +1,71 @@
-//! The outputs of `analyze`: a console table of the configurations, JSON of
-//! the whole analysis, CSV (one row per configuration), and an HTML page
-//! plotting every configuration's curves.
+//! What `analyze` found (each configuration tried and how it did) and its
+//! outputs: a console table of the configurations, JSON of the whole
+//! analysis, CSV (one row per configuration), and an HTML page plotting every
+//! configuration's curves.
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use super::{
+    Report,
     console::{format_load, say},
     svg::{Chart, Series, escape},
 };
 use crate::{
-    analyze::Analysis,
     cli::RunArgs,
     error::{Error, Result},
+    results::PointResult,
 };
+
+/// One configuration tried.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Candidate {
+    pub instance_count: u32,
+    pub max_batch_size: u32,
+    pub dynamic_batching: bool,
+}
+
+impl Candidate {
+    /// `2 instances, max_batch_size 8, dynamic batching on`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} instance{}, max_batch_size {}, dynamic batching {}",
+            self.instance_count,
+            if self.instance_count == 1 { "" } else { "s" },
+            self.max_batch_size,
+            if self.dynamic_batching { "on" } else { "off" }
+        )
+    }
+}
+
+/// A configuration and how it did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    pub config: Candidate,
+    /// The same settings as the server reports them after the reload.
+    pub server_config: Candidate,
+    /// Its highest-throughput point under the bound.
+    pub best: Option<PointResult>,
+    pub report: Report,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    pub model: String,
+    pub latency_threshold_ms: Option<f64>,
+    pub trials: Vec<Trial>,
+    /// Index into `trials` of the best configuration.
+    pub best: Option<usize>,
+}
+
+impl Analysis {
+    /// The run reports of every configuration.
+    pub fn reports(self) -> Vec<Report> {
+        self.trials.into_iter().map(|t| t.report).collect()
+    }
+}
 
 const COLORS: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",

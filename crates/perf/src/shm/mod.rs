@@ -3,8 +3,6 @@
 //! /dev/shm, what `shm_open` creates on Linux), and each output gets a slot
 //! in a second one; requests then name regions instead of carrying data.
 
-pub mod register;
-
 use std::path::PathBuf;
 
 use oxiserve_types::element_count;

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use oxiserve_core::Server;
 
-use super::{Service, Shutdown, bind_with, restrictions, tls};
+use super::listener::bind_with;
+use super::restrictions::restrictions;
+use super::service::{Service, Shutdown};
+use super::tls;
 
 use crate::cli::{ServerOptions, values::GrpcCompressionLevel};
 

@@ -6,7 +6,10 @@ use oxiserve_core::Server;
 
 use oxiserve_tls::TlsAcceptor;
 
-use super::{Service, Shutdown, bind, restrictions, tls};
+use super::listener::bind;
+use super::restrictions::restrictions;
+use super::service::{Service, Shutdown};
+use super::tls;
 use crate::cli::ServerOptions;
 
 /// Binds the HTTP endpoint if `--allow-http`; the returned service serves it.

@@ -8,7 +8,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{Service, Shutdown, bind};
+use super::listener::bind;
+use super::service::{Service, Shutdown};
 use crate::{cli::ServerOptions, metrics::Registry};
 
 const TEXT: &str = "text/plain; charset=utf-8";

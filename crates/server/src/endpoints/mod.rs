@@ -4,41 +4,26 @@
 
 mod grpc;
 mod http;
+mod listener;
 mod metrics;
 mod restrictions;
+mod service;
 mod signal;
 mod tls;
 
 use std::{
-    future::Future,
-    net::SocketAddr,
-    pin::Pin,
     process::ExitCode,
     time::{Duration, Instant},
 };
 
 use oxiserve_core::{Poller, Server};
-use tokio::{net::TcpListener, sync::watch, task::JoinSet};
+use tokio::{sync::watch, task::JoinSet};
 
 use crate::{cli::ServerOptions, metrics::Registry};
-use restrictions::restrictions;
+use service::{Service, Shutdown};
 
 /// Protocol extensions this build serves, for the options table.
 pub const EXTENSIONS: &[&str] = oxiserve_http::EXTENSIONS;
-
-/// A running endpoint; it ends when its shutdown future completes.
-type Service = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
-
-/// Completes when the server is told to stop.
-#[derive(Clone)]
-pub(crate) struct Shutdown(watch::Receiver<bool>);
-
-impl Shutdown {
-    /// Waits for the stop.
-    pub async fn wait(mut self) {
-        let _ = self.0.wait_for(|stop| *stop).await;
-    }
-}
 
 /// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and
 /// unloads (after stopping the repository `poller`, if any).
@@ -174,56 +159,6 @@ fn describe(ended: Result<Result<(), String>, tokio::task::JoinError>) -> String
         Ok(Err(e)) => e,
         Err(e) => e.to_string(),
     }
-}
-
-/// Binds `address:port` and logs Triton's `Started <what> at <address>:<port>`
-/// line with the port actually bound (port 0 picks a free one).
-pub(crate) async fn bind(
-    what: &str,
-    address: &str,
-    port: u16,
-) -> Result<(TcpListener, SocketAddr), String> {
-    bind_with(what, address, port, false).await
-}
-
-/// [`bind`], with SO_REUSEPORT when `reuse_port` (`--reuse-grpc-port`), so
-/// that several servers can listen on one port.
-pub(crate) async fn bind_with(
-    what: &str,
-    address: &str,
-    port: u16,
-    reuse_port: bool,
-) -> Result<(TcpListener, SocketAddr), String> {
-    let wanted = format!("{address}:{port}");
-    let listener = listen(&wanted, reuse_port)
-        .await
-        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
-    log::info!("Started {what} at {address}:{}", bound.port());
-    Ok((listener, bound))
-}
-
-async fn listen(address: &str, reuse_port: bool) -> std::io::Result<TcpListener> {
-    if !reuse_port {
-        return TcpListener::bind(address).await;
-    }
-    let Some(address) = tokio::net::lookup_host(address).await?.next() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::AddrNotAvailable,
-            "the address resolves to nothing",
-        ));
-    };
-    let socket = if address.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    socket.set_reuseport(true)?;
-    socket.bind(address)?;
-    socket.listen(1024)
 }
 
 #[cfg(test)]

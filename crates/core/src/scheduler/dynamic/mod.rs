@@ -18,12 +18,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
-
 use oxiserve_backend::ResponseTarget;
 use oxiserve_config::BatchPlan;
 use oxiserve_proto::{ModelConfig, inference::ModelDynamicBatching};
 use oxiserve_types::{Error, ErrorKind, Result};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 pub(super) use self::{
     batch_key::{BatchKey, ShapeRule},

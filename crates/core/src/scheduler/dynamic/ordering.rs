@@ -3,11 +3,11 @@
 //! registered in arrival order; a request's events are held until every
 //! earlier request sent its final event.
 
-use parking_lot::Mutex;
 use std::{collections::BTreeMap, sync::Arc};
 
 use oxiserve_backend::{ResponseEvent, ResponseTarget};
 use oxiserve_types::Error;
+use parking_lot::Mutex;
 
 /// The order of one model's responses.
 #[derive(Default)]

@@ -12,7 +12,7 @@ use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{DataType, Error, Result, Tensor, element_count};
 
-use super::Job;
+use crate::scheduler::Job;
 
 /// Which inputs get padded, and with what.
 #[derive(Debug, Clone, PartialEq)]

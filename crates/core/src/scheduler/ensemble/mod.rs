@@ -3,6 +3,7 @@
 //! statistics), each as soon as its inputs exist.
 
 mod run;
+mod shared;
 mod state;
 
 use std::sync::{
@@ -10,37 +11,15 @@ use std::sync::{
     atomic::{AtomicBool, Ordering},
 };
 
-use oxiserve_backend::{CancelFlag, EventCallback};
 use oxiserve_proto::ModelConfig;
-use oxiserve_types::{Error, InferRequest, Result};
+use oxiserve_types::{Error, Result};
 
 use super::{BatchSource, Job};
-use crate::stats::{StatsCollector, StepTimes};
+use crate::stats::StatsCollector;
 use run::Run;
-use state::{Plan, ReadyStep, State};
-
-/// Where an ensemble sends its steps: the server's models.
-pub(crate) trait StepHost: Send + Sync + std::fmt::Debug {
-    /// Validates and queues `request` on the model it names; its events go
-    /// to `on_event`, its execution times add up in `times`. Errors found
-    /// before it was queued are returned and `on_event` is never called.
-    fn submit_step(
-        &self,
-        request: InferRequest,
-        cancel: CancelFlag,
-        on_event: EventCallback,
-        times: Arc<StepTimes>,
-    ) -> Result<()>;
-}
-
-/// What every request of one ensemble shares.
-#[derive(Debug)]
-pub(crate) struct Ensemble {
-    pub name: Arc<str>,
-    pub plan: Plan,
-    pub host: Arc<dyn StepHost>,
-    pub stats: Arc<StatsCollector>,
-}
+use shared::Ensemble;
+pub(crate) use shared::StepHost;
+use state::Plan;
 
 /// The scheduler of an ensemble: no queue and no instances of its own.
 #[derive(Debug)]

@@ -1,15 +1,18 @@
 //! One ensemble request in flight: starts its ready steps on their models,
 //! collects their outputs, and answers once no step can run any more.
 
-use parking_lot::{Mutex, MutexGuard};
 use std::sync::Arc;
 
 use oxiserve_backend::{
     BackendRequest, BackendResponse, CancelFlag, EventCallback, ResponseSink, StreamEvent,
 };
 use oxiserve_types::{Error, ErrorKind, InferRequest, Parameters, RequestedOutput, Result, Tensor};
+use parking_lot::{Mutex, MutexGuard};
 
-use super::{Ensemble, ReadyStep, State};
+use super::{
+    shared::Ensemble,
+    state::{ReadyStep, State},
+};
 use crate::{
     scheduler::Job,
     stats::{ExecutionTimes, RequestRecord, StepTimes},

@@ -5,7 +5,7 @@ use std::{sync::Arc, time::Instant};
 
 use oxiserve_backend::{ResponseEvent, ResponseTarget};
 
-use super::Shared;
+use super::shared::Shared;
 
 /// Passes a taken request's responses on (the implicit state keeps its
 /// state outputs on the way), then tells the strategy that the request

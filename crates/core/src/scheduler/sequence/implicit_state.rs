@@ -6,7 +6,6 @@
 //! in Triton. The state output reaches the client only when the model's
 //! configuration lists it as an output and the request asks for it.
 
-use parking_lot::Mutex;
 use std::{
     collections::HashMap,
     path::Path,
@@ -25,6 +24,7 @@ use oxiserve_proto::{
     },
 };
 use oxiserve_types::{DataType, Error, Result, Tensor, element_count};
+use parking_lot::Mutex;
 
 use super::state::CorrId;
 

@@ -11,10 +11,10 @@ mod completion;
 mod control;
 mod implicit_state;
 mod oldest;
+mod shared;
 mod state;
 mod strategy;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::{
     path::Path,
     sync::Arc,
@@ -27,11 +27,13 @@ use oxiserve_proto::{
     inference::{ModelSequenceBatching, model_sequence_batching::StrategyChoice},
 };
 use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
+use parking_lot::{Condvar, Mutex};
 
 use self::{
     completion::Completion,
     control::Controls,
     implicit_state::ImplicitState,
+    shared::Shared,
     state::{CorrId, Dispatch, Flags, Next, Refusal},
     strategy::Strategy,
 };
@@ -46,25 +48,6 @@ const DEFAULT_IDLE: Duration = Duration::from_secs(1);
 pub(crate) struct SequenceBatcher {
     shared: Arc<Shared>,
     model_name: String,
-}
-
-#[derive(Debug)]
-struct Shared {
-    state: Mutex<Strategy>,
-    /// Wakes instances: a request arrived or completed, a slot changed
-    /// hands or the batcher stopped.
-    work: Condvar,
-    controls: Controls,
-    implicit: Option<Arc<ImplicitState>>,
-    /// The oldest strategy's `preserve_ordering`: each instance answers in
-    /// the order it took its requests.
-    preserve_ordering: bool,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Strategy> {
-        self.state.lock()
-    }
 }
 
 impl SequenceBatcher {

@@ -1,8 +1,8 @@
-use parking_lot::Mutex;
 use std::sync::Arc;
 
 use oxiserve_backend::BackendResponse;
 use oxiserve_proto::inference::{ModelOutput, model_sequence_batching::InitialState};
+use parking_lot::Mutex;
 
 use super::*;
 

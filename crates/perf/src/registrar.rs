@@ -1,5 +1,5 @@
-//! Registering and unregistering the regions with the server, over the
-//! protocol the run uses.
+//! Registering and unregistering the shared memory regions with the server,
+//! over the protocol the run uses.
 
 use oxiserve_proto::inference::{
     SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse,
@@ -7,8 +7,9 @@ use oxiserve_proto::inference::{
 };
 use serde_json::json;
 
-use super::Region;
-use crate::{control::ControlConn, error::Result, grpc::api::unary, http::api, target::Target};
+use crate::{
+    control::ControlConn, error::Result, grpc::api::unary, http::api, shm::Region, target::Target,
+};
 
 /// A connection for the shared memory extension.
 pub struct Registrar(ControlConn);

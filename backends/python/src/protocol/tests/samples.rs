@@ -2,7 +2,7 @@
 
 use oxiserve_types::{DataType, Error};
 
-use super::{
+use crate::protocol::{
     Correlation, ExecuteRequest, FromStub, LogLevel, NO_BLOCK, Payload, TensorDesc, ToStub,
     WireRequest, WireResponse,
 };

@@ -1,6 +1,8 @@
 //! Handshakes over loopback with a real rustls client, through
 //! [`TlsAcceptor`] and [`TlsListener`].
 
+pub(crate) mod certs;
+
 use std::{io, sync::Arc, time::Duration};
 
 use rustls::{ClientConfig, RootCertStore, crypto::ring, pki_types::ServerName};
@@ -14,7 +16,7 @@ use tokio_rustls::{TlsConnector, client};
 use crate::{
     TlsAcceptor, TlsFiles, TlsListener, TlsStream,
     reload::RECHECK_INTERVAL,
-    test_certs::{Authority, Files, Issued},
+    tests::certs::{Authority, Files, Issued},
 };
 
 /// A client that trusts `ca`, asks for `h2` and presents `identity`, if any.

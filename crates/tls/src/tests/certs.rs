@@ -9,7 +9,7 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tempfile::TempDir;
 
-use crate::TlsFiles;
+use crate::files::TlsFiles;
 
 /// A certificate authority.
 pub(crate) struct Authority(CertifiedIssuer<'static, KeyPair>);

@@ -669,3 +669,5 @@ fn batch_sizes_are_checked_before_shapes() {
     );
     assert_mentions(&message, &["'INPUT1'", "'m'", "batch size"]);
 }
+
+mod properties;

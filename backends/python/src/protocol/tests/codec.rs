@@ -3,9 +3,11 @@
 
 use oxiserve_types::Result;
 
-use super::decode::Reader;
-use super::encode::Writer;
-use super::{ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len};
+use crate::protocol::decode::Reader;
+use crate::protocol::encode::Writer;
+use crate::protocol::{
+    ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len,
+};
 
 impl FromStub {
     pub(super) fn encode(&self) -> Result<Vec<u8>> {

@@ -1,4 +1,9 @@
-use super::samples::{from_stub_samples, tensor, to_stub_samples};
+mod codec;
+mod samples;
+
+use samples::{from_stub_samples, tensor, to_stub_samples};
+
+use super::decode::decode;
 use super::*;
 
 #[test]

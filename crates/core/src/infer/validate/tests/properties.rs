@@ -7,7 +7,7 @@ use oxiserve_proto::inference::ModelInput;
 use oxiserve_types::encode_bytes_elements;
 use proptest::prelude::*;
 
-use super::*;
+use crate::infer::validate::*;
 
 /// A model `m` without batching whose one input `IN` has `datatype` and
 /// two variable dims.

@@ -1,0 +1,33 @@
+//! What every request of one ensemble shares: its plan, the host its steps
+//! go to, and its statistics.
+
+use std::sync::Arc;
+
+use oxiserve_backend::{CancelFlag, EventCallback};
+use oxiserve_types::{InferRequest, Result};
+
+use super::state::Plan;
+use crate::stats::{StatsCollector, StepTimes};
+
+/// Where an ensemble sends its steps: the server's models.
+pub(crate) trait StepHost: Send + Sync + std::fmt::Debug {
+    /// Validates and queues `request` on the model it names; its events go
+    /// to `on_event`, its execution times add up in `times`. Errors found
+    /// before it was queued are returned and `on_event` is never called.
+    fn submit_step(
+        &self,
+        request: InferRequest,
+        cancel: CancelFlag,
+        on_event: EventCallback,
+        times: Arc<StepTimes>,
+    ) -> Result<()>;
+}
+
+/// What every request of one ensemble shares.
+#[derive(Debug)]
+pub(crate) struct Ensemble {
+    pub name: Arc<str>,
+    pub plan: Plan,
+    pub host: Arc<dyn StepHost>,
+    pub stats: Arc<StatsCollector>,
+}
