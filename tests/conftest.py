@@ -1,7 +1,17 @@
 """Shared fixtures: the session's main server, clients, and short-lived servers.
 
 Run against real Triton with `OXI_TARGET=triton`; the default is oxiserve.
+
+The tests live in feature folders (http/, grpc/, python_backend/, ...); the
+modules they share (servers.py, models.py, helpers.py, ...) are in support/,
+put on sys.path here so that every test imports them by their plain names.
 """
+
+import sys
+from pathlib import Path
+
+# Before the imports below: they are support modules too.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 import pytest
 import tritonclient.grpc as grpcclient

@@ -22,6 +22,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
+from procfs import descendants, rss_kb  # the tests' /proc readers
+
 RELOADS = int(os.environ.get("RELOADS", "20"))
 CLIENTS = int(os.environ.get("CLIENTS", "4"))
 BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32",
@@ -79,18 +82,11 @@ class Traffic:
             thread.join()
 
 
-def tree(pid):
-    """`pid` and its descendants."""
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [pid] + [d for c in children for d in tree(int(c))]
-
-
 def memory(pid):
     """(server RSS kB, PSS kB of the server and its descendants)."""
-    rss = int(next(line.split()[1] for line in Path(f"/proc/{pid}/status").read_text()
-                   .splitlines() if line.startswith("VmRSS:")))
+    rss = rss_kb(pid)
     pss = 0
-    for p in tree(pid):
+    for p in [pid, *descendants(pid)]:
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):

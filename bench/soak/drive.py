@@ -12,12 +12,16 @@ import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import requests
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 import tritonclient.utils.shared_memory as shm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
+from procfs import rss_kb  # the tests' /proc reader
 
 DURATION = float(os.environ.get("DURATION", 1800))
 RELOAD_EVERY = float(os.environ.get("RELOAD_EVERY", 10))
@@ -119,9 +123,7 @@ def shared_memory():
 
 
 def sample():
-    status = open(f"/proc/{pid}/status").read()
-    rss = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS:"))
-    return {"t": round(DURATION - (deadline - time.monotonic())), "rss_kb": rss,
+    return {"t": round(DURATION - (deadline - time.monotonic())), "rss_kb": rss_kb(pid),
             "fds": len(os.listdir(f"/proc/{pid}/fd")), "dev_shm": len(os.listdir("/dev/shm")),
             "requests": sum(counts.values())}
 

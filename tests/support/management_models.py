@@ -7,33 +7,12 @@ import json
 import numpy as np
 import tritonclient.http as httpclient
 
+from models import model_source
 from python_models import PyModel, config
 
 # Logs the batch size of every execution to the file the `log` parameter
 # names; an input of all 13s raises (a warmup sample can make the load fail).
-LOGGING_MODEL_PY = '''\
-import json
-
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def initialize(self, args):
-        config = json.loads(args["model_config"])
-        self.log = config["parameters"]["log"]["string_value"]
-        self.tag = config["parameters"].get("tag", {}).get("string_value", "")
-
-    def execute(self, requests):
-        with open(self.log, "a") as f:
-            f.write(f"{len(requests)}\\n")
-        responses = []
-        for request in requests:
-            x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
-            if (x == 13).all():
-                raise pb_utils.TritonModelException("thirteen is unlucky")
-            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", x)]))
-        return responses
-'''
+LOGGING_MODEL_PY = model_source("logging")
 
 
 def logging_model(name, log, warmup="", tag="", max_batch_size=8, versions=(1,)):

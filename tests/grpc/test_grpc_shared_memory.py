@@ -12,10 +12,9 @@ import tritonclient.grpc as grpcclient
 import tritonclient.utils.shared_memory as shm
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from catalog import NUMPY, sample
+from catalog import NUMPY, sample, tensor_bytes
 from grpc_helpers import expect_grpc_error
 from servers import TARGET
-from test_shared_memory import tensor_bytes
 
 _next = count()
 SIZE = 8192

@@ -18,6 +18,7 @@ import tritonclient.http as httpclient
 from helpers import Http, expect_still_serving, int32_body, raw_infer_request, read_response
 from management_models import infer, logging_model
 from models import identity
+from procfs import rss_kb as _rss_kb
 from python_models import PyModel, config, write_repo
 from servers import Server, accepts
 
@@ -65,13 +66,6 @@ def test_a_hanging_load_is_bounded_and_harms_no_other_model(tmp_path):
         python = [p for p in _children(server.proc.pid)
                   if b"stub" in open(f"/proc/{p}/cmdline", "rb").read()]
         assert len(python) <= 1, f"processes left: {python}"  # the zygote at most
-
-
-def _rss_kb(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def _shm_entries():

@@ -1,6 +1,7 @@
 """The models of the main test repository, and test data for each datatype."""
 
 import numpy as np
+from tritonclient.utils import serialize_byte_tensor, serialized_byte_size
 
 from models import DATATYPES, ModelSpec, Tensor, identity
 
@@ -47,6 +48,14 @@ def sample(datatype, rows=3, cols=4, binary=True):
         info = np.iinfo(dtype)
         flat = np.array([info.min, info.max, 0, 1, 42, info.max // 3], dtype=dtype)
     return np.resize(flat, n).reshape(rows, cols)
+
+
+def tensor_bytes(array):
+    """(what to copy into a region, its byte size) for `array`."""
+    if array.dtype == np.object_:
+        serialized = serialize_byte_tensor(array)
+        return serialized, serialized_byte_size(serialized)
+    return array, array.nbytes
 
 
 def _classify():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET = os.environ.get("OXI_TARGET", "oxiserve")
 REAL_TRITON = Path(
     os.environ.get("REAL_TRITON", REPO_ROOT.parent / "shared/tools/real-triton.sh")

@@ -9,6 +9,14 @@ a ``model.py`` that does the copy (and honours ``execute_delay_ms``).
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The Python models' sources, tests/python_backend/models/<name>/model.py.
+MODEL_SOURCES = Path(__file__).resolve().parents[1] / "python_backend" / "models"
+
+
+def model_source(name):
+    """The text of python_backend/models/<name>/model.py."""
+    return (MODEL_SOURCES / name / "model.py").read_text()
+
 # Config data_type -> protocol datatype, for every datatype the tests cover.
 DATATYPES = {
     "BOOL": "TYPE_BOOL",
@@ -30,44 +38,7 @@ DATATYPES = {
 # The Python-backend stand-in for the identity backend. It pairs inputs and
 # outputs by their position in the config, so it also serves models whose
 # tensors are not named INPUTn/OUTPUTn.
-IDENTITY_MODEL_PY = '''\
-import json
-import time
-
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def initialize(self, args):
-        config = json.loads(args["model_config"])
-        self.pairs = [
-            (i["name"], o["name"]) for i, o in zip(config["input"], config["output"])
-        ]
-        delay = config.get("parameters", {}).get("execute_delay_ms", {})
-        self.delay_s = int(delay.get("string_value", "0")) / 1000.0
-
-    def execute(self, requests):
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        responses = []
-        for request in requests:
-            outputs = []
-            for in_name, out_name in self.pairs:
-                tensor = pb_utils.get_input_tensor_by_name(request, in_name)
-                if tensor is None:
-                    continue
-                outputs.append(_copy(out_name, tensor))
-            responses.append(pb_utils.InferenceResponse(output_tensors=outputs))
-        return responses
-
-
-def _copy(out_name, tensor):
-    try:
-        return pb_utils.Tensor(out_name, tensor.as_numpy())
-    except Exception:
-        # BF16 has no numpy type: hand the buffer over through DLPack.
-        return pb_utils.Tensor.from_dlpack(out_name, tensor.to_dlpack())
-'''
+IDENTITY_MODEL_PY = model_source("identity")
 
 # The decoupled form: each request gets one response that is also its last
 # (the identity backend does the same when its config says decoupled).

@@ -5,13 +5,14 @@ process is left over (Triton's poll mode had downtime: its issue #2076; it
 leaked on reload: #4966)."""
 
 import threading
-from pathlib import Path
 
 import pytest
 import tritonclient.http as httpclient
 
 from helpers import wait_for
 from management_models import config_json, infer, logging_model
+from procfs import descendants as _descendants
+from procfs import rss_kb as _rss_kb
 from python_models import write_repo
 from servers import Server
 
@@ -46,20 +47,6 @@ class Traffic:
         self.stop.set()
         for thread in self._threads:
             thread.join(60)
-
-
-def _rss_kb(pid):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def _descendants(pid):
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(c) for c in children] + [
-        d for c in children for d in _descendants(int(c)) if Path(f"/proc/{c}").exists()
-    ]
 
 
 def _loads(server):

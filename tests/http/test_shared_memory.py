@@ -14,14 +14,9 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 import tritonclient.utils.shared_memory as shm
-from tritonclient.utils import (
-    InferenceServerException,
-    np_to_triton_dtype,
-    serialize_byte_tensor,
-    serialized_byte_size,
-)
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from catalog import NUMPY, sample
+from catalog import NUMPY, sample, tensor_bytes
 from helpers import expect_error, expect_still_serving, int32_body
 from servers import TARGET
 
@@ -52,14 +47,6 @@ def region(http):
     for name, handle in made:
         http.post(f"/v2/systemsharedmemory/region/{name}/unregister")
         shm.destroy_shared_memory_region(handle)
-
-
-def tensor_bytes(array):
-    """(what to copy into a region, its byte size) for `array`."""
-    if array.dtype == np.object_:
-        serialized = serialize_byte_tensor(array)
-        return serialized, serialized_byte_size(serialized)
-    return array, array.nbytes
 
 
 def test_register_status_unregister(client, http, region):

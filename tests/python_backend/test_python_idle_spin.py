@@ -14,6 +14,7 @@ import pytest
 
 import tritonclient.http as httpclient
 
+from procfs import descendants as _descendants
 from python_models import add_sub, serve
 
 pytestmark = pytest.mark.oxiserve_only
@@ -24,11 +25,6 @@ TICK = os.sysconf("SC_CLK_TCK")
 def _cpu_s(stat):
     fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-
-
-def _descendants(pid):
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(c) for c in children] + [d for c in children for d in _descendants(int(c))]
 
 
 def _pump(pid):
