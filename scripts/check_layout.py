@@ -46,6 +46,10 @@ Exits 1 and says what is wrong, one `layout: ..` line per problem.
    of a constant name) in A, wherever it is (module level or in a function),
    that names module B or an item of it, resolved to the deepest module it
    names (`from . import x` -> x.py when it exists).
+
+5. Locks are parking_lot's: non-test code names no `std::sync` Mutex, RwLock
+   or Condvar (they poison on a panic, and the code recovered from that in
+   some places and panicked in others; parking_lot's never poison).
 """
 
 import json

@@ -161,6 +161,26 @@ def reexport_problems(modules):
     return sorted(set(problems))
 
 
+# std's locks poison on a panic; the workspace uses parking_lot's (rule 5).
+STD_LOCKS = {"Mutex", "RwLock", "Condvar", "MutexGuard", "RwLockReadGuard", "RwLockWriteGuard"}
+
+
+def std_lock_problems(modules):
+    """Non-test code naming a lock of `std::sync`."""
+    problems = []
+    for module in modules.values():
+        if module.test:
+            continue
+        for ref in module.source.paths:
+            segments = ref.segments
+            if segments[:2] == ["std", "sync"] and len(segments) > 2 and segments[2] in STD_LOCKS:
+                problems.append(
+                    f"{module.rel}:{ref.line}: std::sync::{segments[2]} poisons on a panic; "
+                    f"use parking_lot::{segments[2]}"
+                )
+    return sorted(set(problems))
+
+
 def _names(names):
     shown = sorted(names)
     return ", ".join(shown[:SHOWN_NAMES]) + (", .." if len(shown) > SHOWN_NAMES else "")
@@ -215,6 +235,7 @@ def check_target(root_file):
     problems += file_cycle_problems(file_edges)
     problems += room_cycle_problems(modules, file_edges)
     problems += reexport_problems(modules)
+    problems += std_lock_problems(modules)
     return problems
 
 

@@ -3,16 +3,18 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::Arc,
 };
 
 use ort::{environment::Environment, session::Session};
 use oxiserve_backend::{InstanceContext, InstanceKind, Model, ModelContext, ModelInstance};
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{model_config::SchedulingChoice, model_instance_group::Kind},
 };
 use oxiserve_types::{Error, ErrorKind, Result};
+use parking_lot::Mutex;
 
 use crate::{
     instance::{OnnxInstance, Plan},
@@ -60,7 +62,7 @@ impl OnnxModel {
             file,
             plan: Arc::new(Plan {
                 model: model.name.clone(),
-                batching: config.max_batch_size > 0,
+                batching: BatchPlan::of(config).is_batching(),
                 outputs: output_names(config),
             }),
             first: Mutex::new(Some((kind, device, session))),
@@ -70,7 +72,7 @@ impl OnnxModel {
 
 impl Model for OnnxModel {
     fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>> {
-        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = self.first.lock();
         let session = match first.take() {
             Some((kind, device, session))
                 if kind == instance.kind && device == instance.device_id =>

@@ -7,6 +7,7 @@ use ort::{
     session::Session,
     value::{TensorElementType, ValueType},
 };
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::{
     ModelConfig,
     inference::{ModelInput, ModelOutput, ModelTensorReshape, model_config::SchedulingChoice},
@@ -89,7 +90,7 @@ impl Signature {
             )));
         }
         for input in &config.input {
-            if input.optional && config.max_batch_size != 0 {
+            if input.optional && BatchPlan::of(config).is_batching() {
                 return Err(Error::invalid_arg(format!(
                     "unable to load model '{model}', optional input '{}' is not supported for \
                      models that support batching",
@@ -217,7 +218,7 @@ impl Signature {
                 config.name
             )));
         }
-        let batching = config.max_batch_size > 0;
+        let batching = BatchPlan::of(config).is_batching();
         if config.input.is_empty() {
             config.input = completed(&self.inputs, batching, |name, data_type, dims, reshape| {
                 ModelInput {
@@ -280,7 +281,7 @@ fn check_tensor(
     }
     if info.dims.is_empty() {
         // A scalar: without batching, every configured dimension must be 1.
-        if config.max_batch_size == 0 && dims.iter().any(|&d| d != 1) {
+        if !BatchPlan::of(config).is_batching() && dims.iter().any(|&d| d != 1) {
             return Err(Error::invalid_arg(format!(
                 "unable to load model '{model}', scalar tensor '{name}', should only provide 1 in \
                  the model configuration when the model doesn't support batching. Model \
@@ -290,7 +291,7 @@ fn check_tensor(
         }
         return Ok(());
     }
-    compare_dims(model, name, &info.dims, dims, config.max_batch_size)
+    compare_dims(model, name, &info.dims, dims, BatchPlan::of(config))
 }
 
 /// Triton's `CompareDimsSupported`: a dynamic model dimension matches any
@@ -300,21 +301,17 @@ fn compare_dims(
     name: &str,
     model_dims: &[i64],
     dims: &[i64],
-    max_batch_size: i32,
+    batch: BatchPlan,
 ) -> Result<()> {
-    let full: Vec<i64> = if max_batch_size > 0 {
-        if model_dims.first() != Some(&-1) {
-            return Err(Error::invalid_arg(format!(
-                "model '{model}', tensor '{name}': for the model to support batching the shape \
+    if batch.is_batching() && model_dims.first() != Some(&-1) {
+        return Err(Error::invalid_arg(format!(
+            "model '{model}', tensor '{name}': for the model to support batching the shape \
                  should have at least 1 dimension and the first dimension must be -1; but shape \
                  expected by the model is {}",
-                format_shape(model_dims)
-            )));
-        }
-        std::iter::once(-1).chain(dims.iter().copied()).collect()
-    } else {
-        dims.to_vec()
-    };
+            format_shape(model_dims)
+        )));
+    }
+    let full = batch.full_shape(dims);
     let matches = model_dims.len() == full.len()
         && model_dims
             .iter()
@@ -323,7 +320,7 @@ fn compare_dims(
     if matches {
         return Ok(());
     }
-    let configured = if max_batch_size > 0 {
+    let configured = if batch.is_batching() {
         format!(
             "{} dimensions (an initial batch dimension because max_batch_size > 0 followed by the \
              explicit tensor shape, making complete shape {})",

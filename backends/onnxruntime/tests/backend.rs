@@ -158,7 +158,7 @@ fn a_batch_is_run_once_and_split_by_request() {
         .unzip();
     instance.execute(requests, &mut ComputeTiming::default());
     for (i, (&rows, events)) in sizes.iter().zip(&collected).enumerate() {
-        let events = events.lock().unwrap();
+        let events = events.lock();
         let output = &events[0]
             .response
             .as_ref()
@@ -275,7 +275,7 @@ fn a_gpu_instance_without_cuda_in_the_library_runs_on_the_cpu() {
     let mut instance = instance(model.as_ref(), InstanceKind::Gpu);
     let (request, collected) = collecting_request(add_request(1, 1.0), &["C"]);
     instance.execute(vec![request], &mut ComputeTiming::default());
-    let events = collected.lock().unwrap();
+    let events = collected.lock();
     let output = &events[0]
         .response
         .as_ref()

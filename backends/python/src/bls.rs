@@ -2,10 +2,11 @@
 //! server; its responses go back to the stub as `BlsResponse` frames, their
 //! tensors copied once into arena_in.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use oxiserve_backend::{CancelFlag, ModelHost, StreamEvent};
 use oxiserve_types::{Error, InferRequest, InferResponse, Result};
+use parking_lot::Mutex;
 
 use crate::{
     arena::InArena,
@@ -68,11 +69,11 @@ pub(crate) fn start(
         }
     }
     let cancel = CancelFlag::default();
-    inflight.lock().unwrap().bls.insert(bls_id, cancel.clone());
+    inflight.lock().bls.insert(bls_id, cancel.clone());
     let forward = reply.clone();
     let queued = host.infer(request, cancel, Box::new(move |event| forward.event(event)));
     if let Err(e) = queued {
-        inflight.lock().unwrap().bls.remove(&bls_id);
+        inflight.lock().bls.remove(&bls_id);
         fail(not_run(e));
     }
 }
@@ -89,7 +90,7 @@ struct Reply {
 impl Reply {
     fn event(&self, event: StreamEvent) {
         if event.is_final {
-            self.inflight.lock().unwrap().bls.remove(&self.bls_id);
+            self.inflight.lock().bls.remove(&self.bls_id);
         }
         let response = event.response.map(|r| self.payload(r));
         let message = ToStub::BlsResponse {

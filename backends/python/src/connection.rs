@@ -6,12 +6,13 @@ use std::{
     io::Write,
     os::unix::net::UnixStream,
     sync::{
-        Arc, Mutex, Weak,
+        Arc, Weak,
         atomic::{AtomicBool, Ordering},
     },
 };
 
 use oxiserve_types::{Error, Result};
+use parking_lot::Mutex;
 
 use crate::{arena::ReleaseHook, protocol::ToStub};
 
@@ -44,7 +45,7 @@ impl Connection {
 
     /// Sends one message, with the pending releases before it.
     pub fn send(&self, message: &ToStub) -> Result<()> {
-        let mut writer = self.writer.lock().unwrap();
+        let mut writer = self.writer.lock();
         let writer = &mut *writer;
         writer.buffer.clear();
         self.take_releases(&mut writer.buffer)?;
@@ -58,7 +59,6 @@ impl Connection {
         let _ = self
             .writer
             .lock()
-            .unwrap()
             .socket
             .shutdown(std::net::Shutdown::Write);
     }
@@ -76,13 +76,13 @@ impl Connection {
 
     fn queue_release(&self, offset: u64) {
         let full = {
-            let mut releases = self.releases.lock().unwrap();
+            let mut releases = self.releases.lock();
             releases.push(offset);
             releases.len() >= RELEASE_BATCH
         };
         // Never wait for the writer here: a view may be dropped by a thread
         // that is itself writing.
-        if full && let Ok(mut writer) = self.writer.try_lock() {
+        if full && let Some(mut writer) = self.writer.try_lock() {
             let writer = &mut *writer;
             writer.buffer.clear();
             if self.take_releases(&mut writer.buffer).is_ok() {
@@ -92,7 +92,7 @@ impl Connection {
     }
 
     fn take_releases(&self, buffer: &mut Vec<u8>) -> Result<()> {
-        let offsets = std::mem::take(&mut *self.releases.lock().unwrap());
+        let offsets = std::mem::take(&mut *self.releases.lock());
         if offsets.is_empty() {
             return Ok(());
         }

@@ -112,7 +112,7 @@ impl PythonInstance {
         let mut wire = Vec::with_capacity(requests.len());
         let mut rids = Vec::with_capacity(requests.len());
         {
-            let mut inflight = process.inflight.lock().unwrap();
+            let mut inflight = process.inflight.lock();
             for (i, r) in requests.into_iter().enumerate() {
                 let rid = first_rid + i as u64;
                 let (here, rest) = offsets.split_at(r.request.inputs.len());

@@ -3,7 +3,7 @@
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::Arc,
 };
 
 use oxiserve_backend::ModelHost;
@@ -12,6 +12,7 @@ use oxiserve_proto::{
     inference::{ModelQueuePolicy, model_config::SchedulingChoice},
 };
 use oxiserve_types::Result;
+use parking_lot::Mutex;
 
 use crate::{package::package_dir, settings::PythonSettings, zygote::Zygote};
 
@@ -34,7 +35,7 @@ impl Shared {
 
     /// The zygote for `python`, started (or restarted) when needed.
     pub fn zygote(&self, python: &Path) -> Result<Arc<Zygote>> {
-        let mut zygotes = self.zygotes.lock().unwrap();
+        let mut zygotes = self.zygotes.lock();
         if let Some(zygote) = zygotes.get(python).filter(|z| z.is_alive()) {
             return Ok(zygote.clone());
         }

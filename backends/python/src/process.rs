@@ -3,7 +3,7 @@
 use std::{
     os::{fd::AsFd, unix::net::UnixStream},
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicBool, Ordering},
         mpsc::{self, Receiver},
     },
@@ -13,6 +13,7 @@ use std::{
 
 use oxiserve_backend::ModelHost;
 use oxiserve_types::{Error, Result};
+use parking_lot::Mutex;
 
 use crate::{
     arena::{Arena, InArena},

@@ -6,7 +6,7 @@ use std::{
     io::{BufReader, Read},
     os::unix::net::UnixStream,
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicBool, Ordering},
         mpsc::Sender,
     },
@@ -16,6 +16,7 @@ use std::{
 use bytes::Bytes;
 use oxiserve_backend::{BackendResponse, ModelHost};
 use oxiserve_types::{Error, Result};
+use parking_lot::Mutex;
 
 use crate::{
     arena::{Arena, InArena, ReleaseHook},
@@ -137,7 +138,7 @@ impl Pump {
                 );
             }
             FromStub::BlsCancel { bls_id } => {
-                if let Some(flag) = self.inflight.lock().unwrap().bls.get(&bls_id) {
+                if let Some(flag) = self.inflight.lock().bls.get(&bls_id) {
                     flag.cancel();
                 }
             }
@@ -145,7 +146,6 @@ impl Pump {
                 let value = self
                     .inflight
                     .lock()
-                    .unwrap()
                     .requests
                     .get(&rid)
                     .is_some_and(|r| r.sink.is_cancelled());
@@ -172,7 +172,7 @@ impl Pump {
 
     /// The still open requests of batch `batch_id`, in batch order.
     fn take_batch(&self, batch_id: u64) -> Vec<Option<OpenRequest>> {
-        let mut inflight = self.inflight.lock().unwrap();
+        let mut inflight = self.inflight.lock();
         if let Some(end) = inflight.ends.remove(&batch_id) {
             end.ended();
         }
@@ -200,7 +200,7 @@ impl Pump {
         };
         if responses.is_empty() {
             // Decoupled, or answered through response senders: still open.
-            let mut inflight = self.inflight.lock().unwrap();
+            let mut inflight = self.inflight.lock();
             for request in open.into_iter().flatten() {
                 inflight.requests.insert(request.rid, request);
             }
@@ -220,7 +220,7 @@ impl Pump {
             let view = convert::out_block(p.block, &p.response.outputs, &self.arena_out, release);
             (p, view)
         });
-        let mut inflight = self.inflight.lock().unwrap();
+        let mut inflight = self.inflight.lock();
         let Some(open) = inflight.requests.get_mut(&rid) else {
             return;
         };
@@ -269,7 +269,7 @@ impl Pump {
                 self.instance, self.pid
             )
         };
-        let mut inflight = std::mem::take(&mut *self.inflight.lock().unwrap());
+        let mut inflight = std::mem::take(&mut *self.inflight.lock());
         for flag in inflight.bls.values() {
             flag.cancel();
         }

@@ -25,10 +25,11 @@ use std::{
     },
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    sync::{Arc, Condvar, Mutex, atomic::AtomicU64, atomic::Ordering},
+    sync::{Arc, atomic::AtomicU64, atomic::Ordering},
     time::{Duration, Instant},
 };
 
+use parking_lot::{Condvar, Mutex};
 use rustix::net::{
     AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags,
     SocketType,
@@ -168,7 +169,7 @@ impl Zygote {
 
     /// Whether it still runs.
     pub fn is_alive(&self) -> bool {
-        !self.shared.state.lock().unwrap().gone
+        !self.shared.state.lock().gone
     }
 
     /// Forks a process that serves an instance socket and two arenas of
@@ -236,19 +237,19 @@ impl Zygote {
         mut found: impl FnMut(&mut State) -> Option<T>,
     ) -> Option<T> {
         let deadline = Instant::now() + timeout;
-        let mut state = self.shared.state.lock().unwrap();
+        let mut state = self.shared.state.lock();
         loop {
             if let Some(value) = found(&mut state) {
                 return Some(value);
             }
             let left = deadline.checked_duration_since(Instant::now())?;
-            state = self.shared.changed.wait_timeout(state, left).unwrap().0;
+            self.shared.changed.wait_for(&mut state, left);
         }
     }
 
     fn unusable(&self, reason: &str) -> Error {
         let reason = if reason.is_empty() {
-            let status = self.process.lock().unwrap().wait().ok();
+            let status = self.process.lock().wait().ok();
             format!(
                 "it exited ({})",
                 status.map(|s| s.to_string()).unwrap_or_default()
@@ -275,7 +276,7 @@ impl Drop for Zygote {
 /// is not left a zombie. `Child` skips the kill once it has the status, so
 /// the pid is never signalled after it could have been reused.
 fn reap(process: &Mutex<Child>) {
-    let mut process = process.lock().unwrap();
+    let mut process = process.lock();
     let _ = process.kill();
     let _ = process.wait();
 }
@@ -288,7 +289,7 @@ fn watch(control: Arc<OwnedFd>, shared: Arc<Shared>, process: Arc<Mutex<Child>>)
         .spawn(move || {
             read_control(&control, &shared);
             reap(&process);
-            shared.state.lock().unwrap().gone = true;
+            shared.state.lock().gone = true;
             shared.changed.notify_all();
         })
         .map(drop)
@@ -308,7 +309,7 @@ fn read_control(control: &OwnedFd, shared: &Shared) {
             log::warn!("python backend: unreadable message from the zygote");
             continue;
         };
-        apply(&message, &mut shared.state.lock().unwrap());
+        apply(&message, &mut shared.state.lock());
         shared.changed.notify_all();
     }
 }
@@ -362,7 +363,7 @@ mod tests {
     }
 
     fn pid_of(zygote: &Zygote) -> u32 {
-        zygote.process.lock().unwrap().id()
+        zygote.process.lock().id()
     }
 
     fn exists(pid: u32) -> bool {

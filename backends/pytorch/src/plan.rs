@@ -1,6 +1,7 @@
 //! What every instance of a model knows about its tensors, built (and so
 //! checked) from the configuration and forward()'s signature at load.
 
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{DataType, Result};
 use tch::Kind;
@@ -112,7 +113,7 @@ impl Plan {
             .map_err(fail)?;
         Ok(Self {
             model: model.clone(),
-            batching: config.max_batch_size > 0,
+            batching: BatchPlan::of(config).is_batching(),
             inputs,
             layout,
             outputs,

@@ -1,10 +1,9 @@
 //! Where an execution's computation starts and ends, for Triton's
 //! compute_input / compute_infer / compute_output statistics.
 
-use std::{
-    sync::{Arc, Mutex},
-    time::Instant,
-};
+use std::{sync::Arc, time::Instant};
+
+use parking_lot::Mutex;
 
 /// Marks set by an instance during `execute`. Unmarked, the whole execution
 /// counts as compute_infer.
@@ -90,7 +89,7 @@ impl std::fmt::Debug for Deferred {
 impl Deferred {
     fn ended(&self, at: Instant) {
         let recorder = {
-            let mut state = self.0.lock().unwrap();
+            let mut state = self.0.lock();
             state.0 = Some(at);
             state.1.take()
         };
@@ -101,7 +100,7 @@ impl Deferred {
 
     fn on_end(&self, record: Recorder) {
         let ended = {
-            let mut state = self.0.lock().unwrap();
+            let mut state = self.0.lock();
             if state.0.is_none() {
                 state.1 = Some(record);
                 return;

@@ -89,19 +89,17 @@ fn check_batch(model: &ModelInfo, batch_size: u32) -> Result<()> {
     if batch_size == 0 {
         return Err(Error::new("batch size must be at least 1"));
     }
-    if model.max_batch_size == 0 && batch_size > 1 {
-        return Err(Error::new(format!(
+    match model.batch.limit() {
+        None if batch_size > 1 => Err(Error::new(format!(
             "model '{}' does not batch (max_batch_size 0): batch size must be 1",
             model.name
-        )));
+        ))),
+        Some(limit) if batch_size > limit.get() => Err(Error::new(format!(
+            "batch size {batch_size} is over the max_batch_size {limit} of model '{}'",
+            model.name
+        ))),
+        _ => Ok(()),
     }
-    if model.max_batch_size > 0 && batch_size > model.max_batch_size {
-        return Err(Error::new(format!(
-            "batch size {batch_size} is over the max_batch_size {1} of model '{0}'",
-            model.name, model.max_batch_size
-        )));
-    }
-    Ok(())
 }
 
 /// The model's dims with `--shape` applied; every dim must end up fixed.
@@ -138,7 +136,7 @@ fn resolve_dims(input: &TensorInfo, given: Option<&Vec<i64>>) -> Result<Vec<i64>
 /// The full request shape: the batch dim in front when the model batches.
 fn request_shape(model: &ModelInfo, dims: &[i64], batch_size: u32) -> Vec<i64> {
     let mut shape = Vec::with_capacity(dims.len() + 1);
-    if model.max_batch_size > 0 {
+    if model.batch.is_batching() {
         shape.push(i64::from(batch_size));
     }
     shape.extend_from_slice(dims);

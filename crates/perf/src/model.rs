@@ -1,6 +1,7 @@
 //! What the tool needs to know about a model: its inputs, outputs and
 //! maximum batch size, from the metadata and configuration endpoints.
 
+use oxiserve_config::BatchPlan;
 use oxiserve_types::DataType;
 use serde_json::Value;
 
@@ -18,7 +19,8 @@ pub struct TensorInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
     pub name: String,
-    pub max_batch_size: u32,
+    /// How the model batches (its `max_batch_size`).
+    pub batch: BatchPlan,
     /// `model_transaction_policy { decoupled: true }`: any number of
     /// responses per request, over a gRPC stream only.
     pub decoupled: bool,
@@ -32,21 +34,23 @@ impl ModelInfo {
     /// From the JSON answers of `GET /v2/models/M` and `GET /v2/models/M/config`.
     pub fn from_json(metadata: &Value, config: &Value) -> Result<ModelInfo> {
         let name = metadata["name"].as_str().unwrap_or_default().to_string();
-        let max_batch_size = config["max_batch_size"].as_u64().unwrap_or(0) as u32;
+        let batch = BatchPlan::with_max_batch_size(
+            i32::try_from(config["max_batch_size"].as_u64().unwrap_or(0)).unwrap_or(i32::MAX),
+        );
         let tensors = |key: &str| -> Result<Vec<TensorInfo>> {
             let list = metadata[key]
                 .as_array()
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             list.iter()
-                .map(|t| tensor_info(t, max_batch_size > 0))
+                .map(|t| tensor_info(t, batch.is_batching()))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| e.context(format!("model '{name}' metadata, {key}")))
         };
         Ok(ModelInfo {
             inputs: tensors("inputs")?,
             outputs: tensors("outputs")?,
-            max_batch_size,
+            batch,
             decoupled: config["model_transaction_policy"]["decoupled"]
                 .as_bool()
                 .unwrap_or(false),
@@ -96,7 +100,7 @@ mod tests {
         let metadata = json!({"name": "m", "inputs": [{"name": "IN", "datatype": "FP32", "shape": [-1, 16]}],
             "outputs": [{"name": "OUT", "datatype": "BYTES", "shape": [-1, -1]}]});
         let info = ModelInfo::from_json(&metadata, &json!({"max_batch_size": 8})).unwrap();
-        assert_eq!(info.max_batch_size, 8);
+        assert_eq!(info.batch.max_batch(), 8);
         assert_eq!(info.inputs[0].dims, [16]);
         assert_eq!(info.outputs[0].datatype, DataType::Bytes);
         let info = ModelInfo::from_json(&metadata, &json!({})).unwrap();

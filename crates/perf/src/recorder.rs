@@ -2,12 +2,10 @@
 //! worker locks only its own, uncontended), drained into one [`Window`] at
 //! each window boundary, plus atomic counters of requests sent and completed.
 
-use std::sync::{
-    Mutex,
-    atomic::{AtomicU64, Ordering},
-};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
+use parking_lot::Mutex;
 
 use crate::client::Outcome;
 
@@ -123,9 +121,7 @@ impl Recorder {
 
     /// Records a finished request into worker `worker`'s shard.
     pub fn record(&self, worker: usize, latency_ns: u64, late: bool, outcome: Outcome) {
-        let mut shard = self.shards[worker % self.shards.len()]
-            .lock()
-            .expect("recorder shard");
+        let mut shard = self.shards[worker % self.shards.len()].lock();
         shard.record(latency_ns, outcome);
         shard.late += u64::from(late);
         drop(shard);
@@ -146,7 +142,7 @@ impl Recorder {
     pub fn take(&self) -> Window {
         let mut all = Window::default();
         for shard in &self.shards {
-            let mut shard = shard.lock().expect("recorder shard");
+            let mut shard = shard.lock();
             all.merge(&shard);
             shard.reset();
         }

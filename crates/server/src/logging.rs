@@ -6,12 +6,13 @@ use std::{
     fs::{File, OpenOptions},
     io::{self, Write},
     path::Path,
-    sync::{Arc, RwLock},
+    sync::Arc,
     time::{SystemTime, UNIX_EPOCH},
 };
 
 use oxiserve_core::{LogControl, LogSettings, LogSettingsUpdate};
 use oxiserve_types::{Error, Result};
+use parking_lot::RwLock;
 
 use crate::cli::{options::LoggingOptions, values::LogFormat};
 
@@ -62,15 +63,11 @@ pub fn init(options: &LoggingOptions) -> io::Result<LogHandle> {
 
 impl log::Log for Logger {
     fn enabled(&self, metadata: &log::Metadata) -> bool {
-        self.state
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .options
-            .enabled(metadata.level())
+        self.state.read().options.enabled(metadata.level())
     }
 
     fn log(&self, record: &log::Record) {
-        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let state = self.state.read();
         if !state.options.enabled(record.level()) {
             return;
         }
@@ -86,13 +83,7 @@ impl log::Log for Logger {
     }
 
     fn flush(&self) {
-        if let Some(mut file) = self
-            .state
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .file
-            .as_ref()
-        {
+        if let Some(mut file) = self.state.read().file.as_ref() {
             let _ = file.flush();
         }
     }
@@ -100,7 +91,7 @@ impl log::Log for Logger {
 
 impl LogControl for LogHandle {
     fn settings(&self) -> LogSettings {
-        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let state = self.state.read();
         let o = &state.options;
         LogSettings {
             log_file: o
@@ -121,12 +112,7 @@ impl LogControl for LogHandle {
     }
 
     fn update(&self, update: LogSettingsUpdate) -> Result<LogSettings> {
-        let mut options = self
-            .state
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .options
-            .clone();
+        let mut options = self.state.read().options.clone();
         let format = match update.log_format.as_deref() {
             None => options.log_format,
             Some("default") => LogFormat::Default,
@@ -153,7 +139,7 @@ impl LogControl for LogHandle {
             }
         }
         {
-            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let mut state = self.state.write();
             if new_file.is_some() || options.log_file.is_none() {
                 state.file = new_file;
             }

@@ -1,11 +1,8 @@
 //! The TLS handshake of one connection, with the certificate of the moment.
 
-use std::{
-    io,
-    sync::{Arc, Mutex, PoisonError},
-    time::Duration,
-};
+use std::{io, sync::Arc, time::Duration};
 
+use parking_lot::Mutex;
 use tokio::{net::TcpStream, time::Instant};
 use tokio_rustls::server::TlsStream;
 
@@ -41,11 +38,7 @@ impl TlsAcceptor {
     /// 10 seconds, does not present a valid certificate when mutual TLS
     /// requires one, or speaks no TLS.
     pub async fn accept(&self, tcp: TcpStream) -> io::Result<TlsStream<TcpStream>> {
-        let config = self
-            .reloader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .config(Instant::now());
+        let config = self.reloader.lock().config(Instant::now());
         let handshake = tokio_rustls::TlsAcceptor::from(config).accept(tcp);
         tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)
             .await

@@ -1,9 +1,9 @@
 //! arena_in, the arena the server writes: an [`Arena`] and its [`Allocator`].
 
 use std::os::fd::BorrowedFd;
-use std::sync::Mutex;
 
 use oxiserve_types::{Error, ErrorKind, Result};
+use parking_lot::Mutex;
 
 use super::allocator::{Allocator, align_up};
 use super::mapping::Arena;
@@ -41,14 +41,7 @@ impl InArena {
     /// The bytes in live blocks.
     #[cfg(test)]
     pub fn used(&self) -> u64 {
-        self.lock().used()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Allocator> {
-        // The allocator's state stays consistent even if a holder panicked.
-        self.allocator
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.allocator.lock().used()
     }
 
     /// Allocates one block for all `parts` (each starting 64-byte aligned;
@@ -65,7 +58,7 @@ impl InArena {
                 .ok_or_else(|| self.full(u64::MAX))?;
         }
         // The guard must be gone before `full` locks again.
-        let block = self.lock().alloc(total);
+        let block = self.allocator.lock().alloc(total);
         let block = block.ok_or_else(|| self.full(total))?;
         for (part, offset) in parts.iter().zip(&mut offsets) {
             *offset += block;
@@ -80,7 +73,7 @@ impl InArena {
     }
 
     fn full(&self, needed: u64) -> Error {
-        let allocator = self.lock();
+        let allocator = self.allocator.lock();
         Error::new(
             ErrorKind::ResourceExhausted,
             format!(
@@ -94,6 +87,6 @@ impl InArena {
 
     /// Frees the block at `offset` (from the stub's `Release`).
     pub fn release(&self, offset: u64) -> Result<()> {
-        self.lock().free(offset).map(|_| ())
+        self.allocator.lock().free(offset).map(|_| ())
     }
 }

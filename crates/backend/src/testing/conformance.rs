@@ -36,7 +36,7 @@ fn instance(model: &dyn Model, index: usize) -> Box<dyn ModelInstance> {
 }
 
 fn assert_one_final_response(collected: &Collected, outputs: &[&str], what: &str) {
-    let events = collected.lock().unwrap();
+    let events = collected.lock();
     assert!(!events.is_empty(), "{what}: no event was sent");
     assert_eq!(
         events.iter().filter(|e| e.is_final).count(),
@@ -77,7 +77,7 @@ fn cancelled_request_is_finished(model: &dyn Model, request: &InferRequest, outp
     cancel.cancel();
     let (req, collected) = collecting_request_with(request.clone(), outputs, cancel);
     instance.execute(vec![req], &mut ComputeTiming::default());
-    let events = collected.lock().unwrap();
+    let events = collected.lock();
     assert_eq!(
         events.iter().filter(|e| e.is_final).count(),
         1,

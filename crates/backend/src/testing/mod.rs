@@ -4,9 +4,10 @@
 
 pub mod conformance;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use oxiserve_types::{InferRequest, Result};
+use parking_lot::Mutex;
 
 use crate::contract::{InstanceContext, InstanceKind, Model};
 use crate::request::BackendRequest;
@@ -20,7 +21,7 @@ struct Collector(Collected);
 
 impl ResponseTarget for Collector {
     fn deliver(&mut self, event: ResponseEvent) {
-        self.0.lock().unwrap().push(event);
+        self.0.lock().push(event);
     }
 }
 
@@ -59,7 +60,7 @@ pub fn infer_once(
     })?;
     let (request, collected) = collecting_request(request, outputs);
     instance.execute(vec![request], &mut ComputeTiming::default());
-    let mut events = std::mem::take(&mut *collected.lock().unwrap());
+    let mut events = std::mem::take(&mut *collected.lock());
     assert_eq!(events.len(), 1, "expected exactly one response event");
     let event = events.pop().unwrap();
     assert!(event.is_final, "the only response must be final");
@@ -75,7 +76,7 @@ mod tests {
     fn dropped_sink_answers_with_an_error() {
         let (request, collected) = collecting_request(InferRequest::default(), &[]);
         drop(request);
-        let events = collected.lock().unwrap();
+        let events = collected.lock();
         assert_eq!(events.len(), 1);
         assert!(events[0].is_final);
         assert!(
@@ -98,6 +99,6 @@ mod tests {
                 .is_err()
         );
         drop(request);
-        assert_eq!(collected.lock().unwrap().len(), 2);
+        assert_eq!(collected.lock().len(), 2);
     }
 }

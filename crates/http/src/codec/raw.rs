@@ -6,7 +6,7 @@
 //! back as binary data.
 
 use bytes::Bytes;
-use oxiserve_config::ModelConfig;
+use oxiserve_config::{BatchPlan, ModelConfig};
 use oxiserve_types::{
     DataType, Error, InferRequest, ParameterValue, Parameters, Tensor, encode_bytes_elements,
 };
@@ -36,7 +36,7 @@ pub fn decode_raw_request(
         }
     };
     let mut shape: Vec<i64> = Vec::with_capacity(input.dims.len() + 1);
-    if config.max_batch_size > 0 {
+    if BatchPlan::of(config).is_batching() {
         shape.push(1);
     }
     // 0 (no size to divide by) when the fixed dims overflow: such a shape

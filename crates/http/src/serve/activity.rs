@@ -2,12 +2,13 @@
 
 use std::{
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicUsize, Ordering},
     },
     time::Duration,
 };
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 /// The requests of one connection being answered now.
@@ -48,7 +49,7 @@ impl Activity {
         if self.busy.load(Ordering::Acquire) > 0 {
             return Some(quiet);
         }
-        let since = (*self.last_end.lock().unwrap()).max(from);
+        let since = (*self.last_end.lock()).max(from);
         quiet
             .checked_sub(now.saturating_duration_since(since))
             .filter(|left| !left.is_zero())
@@ -61,7 +62,7 @@ pub(super) struct Busy(Arc<Activity>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        *self.0.last_end.lock().unwrap() = Instant::now();
+        *self.0.last_end.lock() = Instant::now();
         self.0.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -75,7 +76,7 @@ mod tests {
     #[test]
     fn quiet_is_counted_from_the_later_of_the_start_and_the_last_request() {
         let activity = Activity::new();
-        let opened = *activity.last_end.lock().unwrap();
+        let opened = *activity.last_end.lock();
         let from = opened + Duration::from_secs(10);
         let at = |ms| from + Duration::from_millis(ms);
         assert_eq!(activity.quiet_left(from, at(0), QUIET), Some(QUIET));
@@ -84,7 +85,7 @@ mod tests {
             Some(Duration::from_millis(300))
         );
         assert_eq!(activity.quiet_left(from, at(500), QUIET), None);
-        *activity.last_end.lock().unwrap() = at(400);
+        *activity.last_end.lock() = at(400);
         assert_eq!(
             activity.quiet_left(from, at(500), QUIET),
             Some(Duration::from_millis(400))
@@ -100,7 +101,7 @@ mod tests {
         let later = from + Duration::from_secs(60);
         assert_eq!(activity.quiet_left(from, later, QUIET), Some(QUIET));
         drop(busy);
-        let ended = *activity.last_end.lock().unwrap();
+        let ended = *activity.last_end.lock();
         assert_eq!(activity.quiet_left(from, ended, QUIET), Some(QUIET));
         assert_eq!(activity.quiet_left(from, ended + QUIET, QUIET), None);
     }

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use hyper::{Response, StatusCode, body::Incoming};
+use oxiserve_config::BatchPlan;
 use oxiserve_proto::inference::{
     ModelConfigRequest, ModelConfigResponse, ModelMetadataRequest, ModelMetadataResponse,
     ModelStatisticsRequest, ModelStatisticsResponse, StatisticDuration,
@@ -84,10 +85,10 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
         &ModelConfigRequest { name, version },
     )
     .await?;
-    let max_batch_size = config
+    let batch = config
         .config
         .as_ref()
-        .map_or(0, |c| c.max_batch_size.max(0) as u32);
+        .map_or_else(BatchPlan::default, BatchPlan::of);
     let sequence = config.config.as_ref().is_some_and(|c| {
         matches!(
             c.scheduling_choice,
@@ -109,7 +110,7 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
                                 t.name, t.datatype
                             ))
                         })?;
-                    let skip = usize::from(max_batch_size > 0).min(t.shape.len());
+                    let skip = usize::from(batch.is_batching()).min(t.shape.len());
                     Ok(TensorInfo {
                         name: t.name,
                         datatype,
@@ -122,7 +123,7 @@ pub async fn model_info(target: &Target, model: &str, version: Option<&str>) -> 
     Ok(ModelInfo {
         inputs: tensors(metadata.inputs)?,
         outputs: tensors(metadata.outputs)?,
-        max_batch_size,
+        batch,
         decoupled,
         sequence,
         name: metadata.name,

@@ -74,7 +74,7 @@ impl SharedMemory {
             .iter()
             .map(|o| {
                 let mut shape = o.dims.clone();
-                if model.max_batch_size > 0 {
+                if model.batch.is_batching() {
                     shape.insert(0, i64::from(batch_size));
                 }
                 let fixed = o
@@ -140,6 +140,7 @@ fn path(region: &Region) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
+    use oxiserve_config::BatchPlan;
     use oxiserve_types::DataType;
 
     use super::*;
@@ -154,7 +155,7 @@ mod tests {
         };
         let model = ModelInfo {
             name: "m".into(),
-            max_batch_size: 8,
+            batch: BatchPlan::with_max_batch_size(8),
             decoupled: false,
             sequence: false,
             inputs: vec![tensor("IN", DataType::Int32, vec![2])],

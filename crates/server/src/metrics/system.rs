@@ -2,7 +2,7 @@
 //! utilization is busy / (busy + idle) jiffies between two polls of
 //! `/proc/stat`; used memory is `MemTotal - MemAvailable` of `/proc/meminfo`.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use super::text::{Kind, TextWriter};
 
@@ -84,7 +84,7 @@ impl SystemGauges {
     }
 
     fn update(&self, cpu: Option<CpuTimes>, memory: Option<(u64, u64)>) {
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock();
         state.utilization = match (cpu, state.last_cpu) {
             (Some(now), Some(before)) => now.utilization_since(&before),
             _ => 0.0,
@@ -97,7 +97,7 @@ impl SystemGauges {
 
     /// Writes Triton's three CPU families.
     pub fn write(&self, w: &mut TextWriter) {
-        let state = self.state.lock().unwrap();
+        let state = self.state.lock();
         let gauges = [
             (
                 "nv_cpu_utilization",
