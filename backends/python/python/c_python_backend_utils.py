@@ -4,8 +4,7 @@ from oxiserve_stub.errors import TritonError, TritonModelException  # noqa: F401
 from oxiserve_stub.tensors import Tensor  # noqa: F401
 from oxiserve_stub.messages import (  # noqa: F401
     InferenceRequest, InferenceResponse, InferenceTrace, MemoryType, PreferredMemory,
-    TRITONSERVER_MEMORY_CPU, TRITONSERVER_MEMORY_GPU)
-from oxiserve_stub.sender import InferenceResponseSender  # noqa: F401
+    InferenceResponseSender, TRITONSERVER_MEMORY_CPU, TRITONSERVER_MEMORY_GPU)
 from oxiserve_stub.bls import ResponseIterator  # noqa: F401
 from oxiserve_stub.log import Logger, LogLevel  # noqa: F401
 from triton_python_backend_utils import (  # noqa: F401

@@ -15,8 +15,7 @@ from oxiserve_stub.tensors import Tensor
 from oxiserve_stub.tensors import deserialize_bytes as _deserialize_bytes
 from oxiserve_stub.messages import (
     InferenceRequest, InferenceResponse, InferenceTrace, MemoryType, PreferredMemory,
-    TRITONSERVER_MEMORY_CPU, TRITONSERVER_MEMORY_GPU)
-from oxiserve_stub.sender import InferenceResponseSender
+    InferenceResponseSender, TRITONSERVER_MEMORY_CPU, TRITONSERVER_MEMORY_GPU)
 from oxiserve_stub.bls import ResponseIterator
 from oxiserve_stub.log import Logger, LogLevel
 

@@ -1,7 +1,7 @@
 /* The stub's hot path in C: an Execute frame's requests decoded into pb_utils objects,
  * and the plain responses of a batch encoded for ExecuteDone (outputs copied into
- * arena_out). Python's execute_frame.py and sender.py hold the same logic and are used
- * when this module is missing; tests/test_frames.py checks that both agree.
+ * arena_out). Python's execute_frame.py and response_frames.py hold the same logic and
+ * are used when this module is missing; tests/test_frames.py checks that both agree.
  *
  * Built against the stable ABI of Python 3.11 (`_frames.abi3.so`), so one build loads
  * in every interpreter from 3.11 on; numpy is used only through Python calls and the
@@ -440,7 +440,8 @@ static int plain(PyObject *t, Plain *out) {
 /* encode_responses(pairs, alloc, out_addr, out_size) -> bytes, or None when a response
  * needs the Python path (an error, parameters, BYTES/BF16 or non-array outputs).
  * pairs: [(InferenceResponse, requested output names)]. The bytes are `u64 block` and
- * each response, as sender.encode_responses appends them; alloc(size) gives the block. */
+ * each response, as response_frames.encode_responses appends them; alloc(size) gives
+ * the block. */
 static PyObject *encode_responses(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *pairs, *alloc;

@@ -1,15 +1,19 @@
-"""BLS: InferenceRequest.exec / async_exec, ResponseIterator, BlsResponse routing."""
+"""BLS: what InferenceRequest.exec / async_exec do (a BLS frame out, BlsResponse frames
+back as InferenceResponses) and pb_utils.ResponseIterator.
+
+Sits between the two sides: reads pb_utils' types (messages.py) and speaks the transport
+(`conn`: conn.py), which it is given explicitly: `decode_bls_response` is handed to the
+Conn by the entry point, the exec functions are bound to the instance's Context and
+Conn once (context.py).
+"""
 
 import asyncio
 import queue
 
-from . import conn as _conn
 from . import protocol as P
+from .arena_io import make_inputs, write_tensors
 from .errors import TritonError, TritonModelException
-from .messages import InferenceResponse
-from .tensors import make_inputs, write_tensors
-
-_BLS_ONLY = "BLS is only supported during the 'execute' function."
+from .messages import BLS_ONLY, InferenceResponse
 
 
 def decode_bls_response(conn, body_reader):
@@ -32,10 +36,9 @@ def decode_bls_response(conn, body_reader):
     return final, resp
 
 
-def _send_bls(request, decoupled, make_waiter):
-    c = _conn.CONN
-    if c is None or not c.bls_allowed:
-        raise TritonModelException(_BLS_ONLY)
+def _send_bls(ctx, c, request, decoupled, make_waiter):
+    if not ctx.bls_allowed:
+        raise TritonModelException(BLS_ONLY)
     corr = request._corr
     if isinstance(corr, str):
         ck, cu, cs = 2, 0, corr
@@ -65,10 +68,10 @@ def _send_bls(request, decoupled, make_waiter):
     return c, bls_id
 
 
-def _collect_one(q):
+def _collect_one(c, q):
     resp = None
     while True:
-        final, r = _conn.CONN.take(q)
+        final, r = c.take(q)
         if r is not None and resp is None:
             resp = r
         if final:
@@ -110,23 +113,27 @@ class ResponseIterator:
             self._conn.send(P.frame(P.BLS_CANCEL, self._id, []))
 
 
-def bls_exec(request, decoupled=False):
+def bls_exec(ctx, conn, request, decoupled=False):
+    """InferenceRequest.exec in an instance (ctx: its Context, conn: its Conn)."""
     q = queue.SimpleQueue()
-    c, bls_id = _send_bls(request, decoupled, lambda c, i: lambda f, r: q.put((f, r)))
+    c, bls_id = _send_bls(ctx, conn, request, decoupled,
+                          lambda c, i: lambda f, r: q.put((f, r)))
     if decoupled:
         return ResponseIterator(c, bls_id, q)
     try:
-        return _collect_one(q)
+        return _collect_one(c, q)
     finally:
         c.waiters.pop(bls_id, None)
 
 
-def bls_async_exec(request, decoupled=False):
+def bls_async_exec(ctx, conn, request, decoupled=False):
+    """InferenceRequest.async_exec in an instance (ctx: its Context, conn: its Conn)."""
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     if decoupled:
         q = queue.SimpleQueue()
-        c, bls_id = _send_bls(request, True, lambda c, i: lambda f, r: q.put((f, r)))
+        c, bls_id = _send_bls(ctx, conn, request, True,
+                              lambda c, i: lambda f, r: q.put((f, r)))
         fut.set_result(ResponseIterator(c, bls_id, q))
         return fut
     state = [None]
@@ -144,7 +151,7 @@ def bls_async_exec(request, decoupled=False):
                 loop.call_soon_threadsafe(_resolve, fut, resp)
         return done
 
-    _send_bls(request, False, make_waiter)
+    _send_bls(ctx, conn, request, False, make_waiter)
     return fut
 
 

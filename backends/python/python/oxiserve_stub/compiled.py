@@ -2,7 +2,7 @@
 
 FRAMES is None where the module was not built (no C compiler or Python headers at build
 time) or cannot load in this interpreter (older than 3.11); execute_frame.py and
-sender.py then run their Python equivalents.
+response_frames.py then run their Python equivalents.
 """
 
 import numpy as np

@@ -1,6 +1,10 @@
-"""The instance's connection: socket writer (one lock, one write per frame), the inbox
-that reads it, pending arena_in releases, the arena_out allocator, reply waiters, and
-shared instance state."""
+"""The transport of one instance process: `Conn` owns the socket writer (one lock, one
+write per frame), the inbox that reads it, pending arena_in releases, the arena_out
+allocator and the reply waiters of round trips.
+
+It knows frames and arenas only, never pb_utils' types. The entry point (instance.serve)
+creates the one Conn of its process and passes it to what needs it; there is no global.
+"""
 
 import collections
 import ctypes
@@ -11,17 +15,11 @@ import socket
 import sys
 import threading
 
-
 from . import protocol as P
 from .arena import Allocator, ArenaFull
-
-CONN = None  # the current process's Conn (None outside an instance process)
+from .inbox import Inbox
 
 RELEASE_BATCH = 64
-
-
-def current():
-    return CONN
 
 
 def die(status):
@@ -40,7 +38,8 @@ def _addr(mm):
 
 
 class Conn:
-    def __init__(self, sock, in_mm, out_mm, arena_size):
+    def __init__(self, sock, in_mm, out_mm, arena_size, decode_bls_response):
+        """decode_bls_response: see Inbox (the transport does not decode pb_utils types)."""
         self.sock = sock
         self.in_mm = in_mm
         self.out_mm = out_mm
@@ -53,16 +52,8 @@ class Conn:
         self.wlock = threading.Lock()
         self.pending = collections.deque()
         self.waiters = {}
-        from .inbox import Inbox
-        self.inbox = Inbox(self, sock, die)
+        self.inbox = Inbox(self, sock, die, decode_bls_response)
         self._ids = itertools.count(1)
-        # instance state
-        self.model_name = ""
-        self.instance_name = ""  # model_instance_name: what batch error texts name
-        self.model_file = ""
-        self.decoupled = False
-        self.bls_allowed = False
-        self.loop = None
 
     def next_id(self):
         return next(self._ids)

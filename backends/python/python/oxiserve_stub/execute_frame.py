@@ -11,10 +11,11 @@ import struct
 
 import numpy as np
 
+from .arena_io import Block
 from .compiled import FRAMES
 from .messages import InferenceRequest
 from .protocol import NO_BLOCK, ProtocolError, tensor_tail
-from .tensors import BF16, BYTES, WIRE_NP, Block, Tensor
+from .tensors import BF16, BYTES, WIRE_NP, Tensor
 
 _BATCH_HEAD = struct.Struct("<QI")  # block, n
 _REQ_HEAD = struct.Struct("<QIBQ").unpack_from  # rid, flags, corr_kind, corr_u64

@@ -6,6 +6,10 @@ Init/Execute/Finalize frame, a BLS caller while it waits for its responses. One 
 a time holds the reading role; the others sleep until what they wait for has been
 dispatched to them, or the role is free. An Execute frame that arrives while the main
 thread is idle is thus read by the main thread itself: no hand-over between threads.
+
+Part of the transport: it knows frames, not pb_utils' types. Frames for the main thread
+are queued as bytes; BlsResponse bodies are decoded by the function the entry point gives
+(`decode_bls_response`), Replies and Releases are handled here.
 """
 
 import collections
@@ -18,17 +22,19 @@ import threading
 import time
 
 from . import protocol as P
-from .bls import decode_bls_response
 
 MAIN_KINDS = (P.INIT, P.EXECUTE, P.FINALIZE, P.AUTO_COMPLETE)
 SOON = 4  # an idle wait up to SOON polling times long still counts as frames coming
 
 
 class Inbox:
-    def __init__(self, conn, sock, die):
+    def __init__(self, conn, sock, die, decode_bls_response):
+        """decode_bls_response(conn, reader) -> (final, response or None): a BlsResponse
+        body, decoded by whichever thread reads (its tensors view arena_in)."""
         self.conn = conn
         self.sock = sock
         self.die = die
+        self.decode_bls_response = decode_bls_response
         self.buf = bytearray(1 << 16)
         self.mv = memoryview(self.buf)
         self.start = self.have = 0
@@ -196,6 +202,7 @@ class Inbox:
         unpack_kt = P.KIND_TAG.unpack_from
         conn = self.conn
         waiters = conn.waiters
+        decode_bls_response = self.decode_bls_response
         while have - start >= 4:
             ln = unpack_len(buf, start)[0]
             if ln < 12:

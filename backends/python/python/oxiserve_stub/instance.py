@@ -1,5 +1,10 @@
-"""One model instance process: the main thread runs the model and, while idle, reads
-the socket (oxiserve_stub.inbox)."""
+"""One model instance process: the entry point (`serve`) and the main thread's loop
+(`Instance`), which runs the model and, while idle, reads the socket (inbox.py).
+
+`serve` is where the pieces meet: it creates the transport (Conn) and the Context, and
+passes them explicitly: both to Instance, the Context to pb_utils' InferenceRequest and
+Logger (their ways into the instance), BlsResponse decoding (bls.py) to the Conn.
+"""
 
 import asyncio
 import mmap
@@ -9,15 +14,17 @@ import struct
 import sys
 import threading
 
-from . import conn as _conn
 from . import protocol as P
+from .autocomplete import auto_complete
+from .bls import decode_bls_response
 from .conn import Conn, die
+from .context import Context
 from .execute_frame import decode_execute
 from .errors import TritonError, TritonModelException, format_exception
-from .log import emit as _log_emit
-from .messages import InferenceResponse
+from .log import Logger
+from .messages import InferenceRequest, InferenceResponse
 from .modelfile import load_model_module
-from .sender import FINAL, encode_responses, send_response
+from .response_frames import FINAL, encode_responses, send_final_error, send_response
 
 _ERR_NONE = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 # ExecuteDone without responses: n = 0, no block
@@ -32,8 +39,9 @@ class _BatchError(Exception):
 # ------------------------------------------------------------------ main thread
 
 class Instance:
-    def __init__(self, conn):
-        self.c = conn
+    def __init__(self, conn, ctx):
+        self.c = conn  # the transport
+        self.ctx = ctx  # the instance's state, shared with pb_utils' objects
         self.model = None
         self.execute = None
         self._loop = None
@@ -46,12 +54,11 @@ class Instance:
                                  daemon=True)
             t.start()
             self._loop = loop
-            self.c.loop = loop
         return self._loop
 
     def log_error(self, message):
         try:
-            _log_emit(2, message, os.path.basename(self.c.model_file or "model.py"), 0)
+            self.ctx.log(2, message, os.path.basename(self.ctx.model_file or "model.py"), 0)
         except Exception:
             pass
 
@@ -82,6 +89,7 @@ class Instance:
 
     def on_init(self, tag, body):
         c = self.c
+        ctx = self.ctx
         r = P.Reader(body)
         args = {}
         for _ in range(r.u16()):
@@ -91,10 +99,10 @@ class Instance:
         decoupled = r.bool()
         c.inbox.idle_spin = r.u32() * 1e-6
         r.done()
-        c.decoupled = decoupled
-        c.model_name = args.get("model_name", "")
-        c.instance_name = args.get("model_instance_name") or c.model_name
-        c.model_file = model_file
+        ctx.decoupled = decoupled
+        ctx.model_name = args.get("model_name", "")
+        ctx.instance_name = args.get("model_instance_name") or ctx.model_name
+        ctx.model_file = model_file
         err = None
         try:
             module = load_model_module(model_file)
@@ -106,13 +114,13 @@ class Instance:
         if err is None:
             # Like Triton, a model without `execute` loads; each batch then fails.
             self.execute = getattr(self.model, "execute", None)
-            c.bls_allowed = True
+            ctx.bls_allowed = True
         c.send(P.frame(P.INIT_DONE, 0, self._error_parts(err) if err else [_ERR_NONE]))
 
     def on_execute(self, tag, body):
         c = self.c
         try:
-            requests = decode_execute(c, body, c.model_name)
+            requests = decode_execute(c, body, self.ctx.model_name)
         except (ValueError, IndexError) as e:  # IndexError: cut short (Python decoder)
             raise P.ProtocolError(str(e))
         try:
@@ -128,10 +136,10 @@ class Instance:
         try:
             if self.execute is None:
                 raise _BatchError("Python model %s does not implement `execute` method."
-                                  % c.model_file)
+                                  % self.ctx.model_file)
             ret = self.execute(requests)
             if asyncio.iscoroutine(ret):
-                if c.decoupled:
+                if self.ctx.decoupled:
                     fut = asyncio.run_coroutine_threadsafe(ret, self.loop())
                     fut.add_done_callback(
                         lambda f, reqs=requests: self._async_decoupled_done(f, reqs))
@@ -149,14 +157,15 @@ class Instance:
 
     def returned(self, tag, requests, ret):
         c = self.c
+        ctx = self.ctx
         if ret is None:
-            if c.decoupled:
+            if ctx.decoupled:
                 return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
             return self.returned_none(tag, requests)
-        if c.decoupled:
+        if ctx.decoupled:
             raise _BatchError(
                 "Python model '%s' is using the decoupled mode and the execute function "
-                "must return None." % c.instance_name)
+                "must return None." % ctx.instance_name)
         if not isinstance(ret, list):
             raise _BatchError("Expected a list in the execute return, found type '%s'."
                               % type(ret))
@@ -202,7 +211,7 @@ class Instance:
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         if len(unused) == len(requests):
             return self.batch_error(tag, requests, text)
-        message = batch_error_message(self.c.instance_name, text)
+        message = batch_error_message(self.ctx.instance_name, text)
         self.log_error(message)
         self._fail_open_senders(unused, message)
         return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
@@ -211,15 +220,17 @@ class Instance:
         c = self.c
         for req in requests:
             try:
-                req.get_response_sender()._close_with_error(c, message)
+                s = req.get_response_sender()
+                if s._close():
+                    send_final_error(c, s._rid, message)
             except Exception:
                 pass
 
     def batch_error(self, tag, requests, text):
-        c = self.c
-        message = batch_error_message(c.instance_name, text)
+        ctx = self.ctx
+        message = batch_error_message(ctx.instance_name, text)
         self.log_error(message)
-        if c.decoupled:
+        if ctx.decoupled:
             self._fail_open_senders(requests, message)
         else:
             for req in requests:
@@ -228,7 +239,7 @@ class Instance:
         return P.frame(P.EXECUTE_DONE, tag, self._error_parts(message) + [_N0])
 
     def _async_decoupled_done(self, fut, requests):
-        c = self.c
+        ctx = self.ctx
         try:
             if fut.cancelled():
                 text = "CancelledError: <EMPTY MESSAGE>"
@@ -238,10 +249,10 @@ class Instance:
                     if fut.result() is None:
                         return
                     text = ("Python model '%s' is using the decoupled mode and the execute "
-                            "function must return None." % c.instance_name)
+                            "function must return None." % ctx.instance_name)
                 else:
                     text = format_exception(exc)
-            message = batch_error_message(c.instance_name, text)
+            message = batch_error_message(ctx.instance_name, text)
             self.log_error(message)
             self._fail_open_senders(requests, message)
         except Exception as e:
@@ -250,7 +261,7 @@ class Instance:
     def on_finalize(self, tag, body):
         c = self.c
         P.Reader(body).done()
-        c.bls_allowed = False
+        self.ctx.bls_allowed = False
         if self.model is not None and hasattr(self.model, "finalize"):
             try:
                 self.model.finalize()
@@ -260,7 +271,6 @@ class Instance:
         die(0)
 
     def on_auto_complete(self, tag, body):
-        from .autocomplete import auto_complete
         r = P.Reader(body)
         model_file = r.str()
         config_json = r.str()
@@ -300,6 +310,11 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
             f.reconfigure(line_buffering=True)
         except Exception:
             pass
-    conn = Conn(sock, in_mm, out_mm, arena_size)
-    _conn.CONN = conn
-    Instance(conn).run()
+    conn = Conn(sock, in_mm, out_mm, arena_size, decode_bls_response)
+    ctx = Context(conn)
+    # pb_utils' ways in that start from no object of ours (Logger's static methods, the
+    # requests a model builds for BLS, the senders of the server's requests) reach the
+    # instance through this one Context.
+    InferenceRequest._ctx = ctx
+    Logger._ctx = ctx
+    Instance(conn, ctx).run()

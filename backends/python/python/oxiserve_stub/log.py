@@ -1,11 +1,13 @@
-"""pb_utils.Logger: Log frames carrying the caller's file name and line."""
+"""pb_utils.Logger and LogLevel: messages carrying the caller's file name and line.
+
+User-facing only: in an instance process the entry point gives the instance's Context
+to `Logger._ctx` and messages go to the server through it (a Log frame); elsewhere (the
+zygote, tests) they are written to stderr.
+"""
 
 import enum
 import os
 import sys
-
-from . import conn as _conn
-from . import protocol as P
 
 
 class LogLevel(enum.IntEnum):
@@ -19,16 +21,12 @@ _NAMES = "IWEV"
 
 
 def emit(level, message, filename, line):
-    c = _conn.CONN
-    if c is None:
+    ctx = Logger._ctx
+    if ctx is None:
         sys.stderr.write("%s %s:%d] %s\n" % (_NAMES[level], filename, line, message))
         sys.stderr.flush()
         return
-    out = [P.U8.pack(level)]
-    P.p_str(out, filename)
-    out.append(P.U32.pack(line))
-    P.p_str(out, message)
-    c.send(P.frame(P.LOG, 0, out))
+    ctx.log(level, message, filename, line)
 
 
 def _log(message, level, depth):
@@ -38,6 +36,8 @@ def _log(message, level, depth):
 
 
 class Logger:
+    _ctx = None  # the instance's Context: set once by the entry point (instance.serve)
+
     LogLevel = LogLevel
     INFO = LogLevel.INFO
     WARNING = LogLevel.WARNING

@@ -1,12 +1,24 @@
-"""pb_utils.InferenceRequest / InferenceResponse / PreferredMemory / InferenceTrace."""
+"""pb_utils' request and response types: InferenceRequest, InferenceResponse,
+InferenceResponseSender, PreferredMemory, InferenceTrace, MemoryType.
 
+User-facing only: no frames, sockets or arenas here. What needs the model instance (BLS,
+sending a response, is_cancelled) goes through the instance's `Context` (context.py), a
+narrow interface the entry point (instance.serve) gives to `InferenceRequest._ctx`; each
+sender takes it from its request. Outside an instance process it is None.
+"""
+
+import asyncio
 import enum
 import json
+import threading
 
-from . import conn as _conn
-from . import protocol as P
 from .errors import TritonError, TritonModelException, not_supported
 from .tensors import Tensor
+
+# pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL (the wire's FLAG_FINAL too: flags go to the
+# server as given)
+COMPLETE_FINAL = 1
+BLS_ONLY = "BLS is only supported during the 'execute' function."
 
 
 class MemoryType(enum.IntEnum):
@@ -85,6 +97,8 @@ class InferenceRequest:
                  "_model_version", "_flags", "_timeout", "_params", "_rid", "_sender",
                  "_block", "_release_flags", "_preferred_memory", "_trace", "__weakref__")
 
+    _ctx = None  # the instance's Context: set once by the entry point (instance.serve)
+
     def __init__(self, request_id="", correlation_id=0, inputs=None,
                  requested_output_names=None, model_name=None, model_version=-1, flags=0,
                  timeout=0, preferred_memory=None, trace=None, parameters=None):
@@ -159,28 +173,92 @@ class InferenceRequest:
     def get_response_sender(self):
         s = self._sender
         if s is None:
-            from .sender import InferenceResponseSender
             s = self._sender = InferenceResponseSender(self)
         return s
 
     def is_cancelled(self):
-        return is_cancelled(self._rid)
+        ctx = self._ctx
+        if ctx is None or self._rid is None:
+            return False
+        return ctx.is_cancelled(self._rid)
 
     def exec(self, decoupled=False):
-        from .bls import bls_exec
-        return bls_exec(self, decoupled)
+        ctx = self._ctx
+        if ctx is None:
+            raise TritonModelException(BLS_ONLY)
+        return ctx.bls_exec(self, decoupled)
 
     def async_exec(self, decoupled=False):
-        from .bls import bls_async_exec
-        return bls_async_exec(self, decoupled)
+        ctx = self._ctx
+        if ctx is None:
+            asyncio.get_running_loop()  # outside a coroutine, this error first
+            raise TritonModelException(BLS_ONLY)
+        return ctx.bls_async_exec(self, decoupled)
 
 
-def is_cancelled(rid):
-    c = _conn.CONN
-    if rid is None or c is None:
-        return False
-    import queue
-    q = queue.SimpleQueue()
-    cid = c.next_id()
-    c.call(P.IS_CANCELLED, cid, [P.U64.pack(rid)], q.put)
-    return bool(c.take(q))
+class InferenceResponseSender:
+    __slots__ = ("_rid", "_outputs", "_lock", "_closed", "_sent", "_ctx")
+
+    def __init__(self, request):
+        # no reference to the request (no cycle: the inputs' block is released by
+        # reference counting as soon as the request dies)
+        self._rid = request._rid
+        self._outputs = request._outputs
+        self._lock = threading.Lock()
+        self._closed = False
+        self._sent = 0
+        self._ctx = request._ctx
+
+    def _update(self, response, flags):
+        """Triton's UpdateStateAndCounters: rule checks, then state change."""
+        ctx = self._ctx
+        decoupled = ctx.decoupled if ctx is not None else False
+        with self._lock:
+            if not decoupled:
+                if response is not None and self._sent > 0:
+                    raise TritonModelException(
+                        "Unable to send response. Non-decoupled model cannot send more "
+                        "than one response.")
+                if response is None and flags == COMPLETE_FINAL and self._sent == 0:
+                    raise TritonModelException(
+                        "Unable to send response. Non-decoupled model cannot send complete "
+                        "final before sending a response.")
+            if self._closed:
+                raise TritonModelException(
+                    "Unable to send response. Response sender has been closed.")
+            if flags == COMPLETE_FINAL:
+                self._closed = True
+            if response is not None:
+                self._sent += 1
+
+    def send(self, response=None, flags=0):
+        if flags != COMPLETE_FINAL and flags != 0:
+            raise TritonModelException("Unable to send response. Unsupported flag provided.")
+        if flags == 0 and response is None:
+            raise TritonModelException(
+                "Inference Response object must be provided when the response flags is "
+                "set to zero.")
+        if response is not None and not isinstance(response, InferenceResponse):
+            raise TypeError("response must be a pb_utils.InferenceResponse or None")
+        ctx = self._ctx
+        if ctx is None or self._rid is None:
+            raise TritonModelException(
+                "Unable to send response. Response sender has no reference to the "
+                "decoupled state of the model.")
+        self._update(response, flags)
+        ctx.send_response(self._rid, self._outputs, response, flags)
+
+    def is_cancelled(self):
+        ctx = self._ctx
+        if ctx is None or self._rid is None:
+            return False
+        return ctx.is_cancelled(self._rid)
+
+    def _close(self):
+        """Closes the sender if still open; True if it was (its owner then sends the final
+        error response)."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._closed = True
+        return True

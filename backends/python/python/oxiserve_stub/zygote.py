@@ -40,8 +40,9 @@ def _prepare():
         import asyncio  # noqa: F401
         import importlib.util  # noqa: F401
         from oxiserve_stub import (  # noqa: F401
-            arena, autocomplete, bls, compiled, conn, errors, execute_frame, inbox, instance,
-            log, messages, modelfile, protocol, sender, tensors)
+            arena, arena_io, autocomplete, bls, compiled, conn, context, errors,
+            execute_frame, inbox, instance, log, messages, modelfile, protocol,
+            response_frames, tensors)
     except BaseException as e:  # noqa: BLE001
         return {"op": "failed", "error": "%s: %s" % (type(e).__name__, e)}
     return {"op": "ready", "python": "%d.%d.%d" % sys.version_info[:3],

@@ -18,7 +18,7 @@ import types
 import numpy as np
 import pytest
 
-from oxiserve_stub import compiled, execute_frame, sender
+from oxiserve_stub import compiled, execute_frame, response_frames
 from oxiserve_stub import protocol as P
 from oxiserve_stub.arena import Allocator
 from oxiserve_stub.errors import TritonError
@@ -208,9 +208,9 @@ class OutConn:
 
 def _encode(monkeypatch, impl, pairs, fail=False):
     conn = OutConn(fail)
-    monkeypatch.setattr(sender, "FRAMES", impl)
+    monkeypatch.setattr(response_frames, "FRAMES", impl)
     out = []
-    sender.encode_responses(conn, pairs, out)
+    response_frames.encode_responses(conn, pairs, out)
     return b"".join(out), bytes(conn.out_mm)
 
 

@@ -187,7 +187,7 @@ def test_conn_release_batching():
     import socket
     from oxiserve_stub.conn import Conn
     a, b = socket.socketpair()
-    c = Conn(b, mmap.mmap(-1, 4096), mmap.mmap(-1, 4096), 4096)
+    c = Conn(b, mmap.mmap(-1, 4096), mmap.mmap(-1, 4096), 4096, None)
     for i in range(63):
         c.queue_release(i * 64)
     a.setblocking(False)

@@ -1,0 +1,45 @@
+"""`Context`: the model instance as pb_utils' objects see it, the narrow interface between
+them and the transport.
+
+It holds the instance's state (names, decoupled, whether BLS is allowed) and the few
+operations those objects ask of the instance (`bls_exec`, `bls_async_exec`,
+`send_response`, `is_cancelled`, `log`), each bound once to the instance's Conn. The entry
+point (instance.serve) builds it on the Conn it created and hands it out explicitly.
+"""
+
+import functools
+import queue
+
+from . import protocol as P
+from .bls import bls_async_exec, bls_exec
+from .response_frames import send_response
+
+
+class Context:
+    def __init__(self, conn):
+        self._conn = conn
+        self.model_name = ""
+        self.instance_name = ""  # model_instance_name: what batch error texts name
+        self.model_file = ""
+        self.decoupled = False
+        self.bls_allowed = False
+        # bound once: no extra call layer on the hot paths
+        self.send_response = functools.partial(send_response, conn)
+        self.bls_exec = functools.partial(bls_exec, self, conn)
+        self.bls_async_exec = functools.partial(bls_async_exec, self, conn)
+
+    def is_cancelled(self, rid):
+        """An IsCancelled round trip for request rid."""
+        c = self._conn
+        q = queue.SimpleQueue()
+        cid = c.next_id()
+        c.call(P.IS_CANCELLED, cid, [P.U64.pack(rid)], q.put)
+        return bool(c.take(q))
+
+    def log(self, level, message, filename, line):
+        """A Log frame."""
+        out = [P.U8.pack(level)]
+        P.p_str(out, filename)
+        out.append(P.U32.pack(line))
+        P.p_str(out, message)
+        self._conn.send(P.frame(P.LOG, 0, out))
