@@ -22,7 +22,7 @@ use super::{
 };
 use crate::{
     model::{LoadSettings, LoadedModel, ModelState, VersionStatus},
-    repository::{ModelSpec, OverrideFolder, ScannedModel},
+    repository::{Fingerprint, ModelSpec, OverrideFolder, ScannedModel},
 };
 
 /// How long a replaced version waits for the requests that found it just
@@ -36,6 +36,8 @@ pub(super) struct Origin {
     pub explicit: bool,
     /// The folder written from the load request's files.
     pub folder: Option<Arc<OverrideFolder>>,
+    /// The load request gave a configuration (not the folder's).
+    pub config_given: bool,
 }
 
 /// Model versions out of service, still finishing their requests.
@@ -53,6 +55,24 @@ impl ModelManager {
         let lock = self.model_lock(&model.name);
         let _serial = lock.lock();
         let mut previous = self.inner.models.get(&model.name);
+        if let (Ok(spec), Some(old)) = (&model.outcome, &previous) {
+            match self.update_instances(old, spec, &origin) {
+                Some(Ok(entry)) => {
+                    let _guard = self.inner.lifecycle.lock();
+                    // The versions replaced share their instances with the
+                    // new ones: nothing to retire.
+                    self.inner.models.replace(&model.name, entry.clone());
+                    return entry;
+                }
+                Some(Err(reason)) => {
+                    return ModelEntry {
+                        failure: Some(reason),
+                        ..Default::default()
+                    };
+                }
+                None => {}
+            }
+        }
         let mut entry = match model.outcome {
             Err(errors) => {
                 let reason = errors
@@ -179,6 +199,7 @@ impl ModelManager {
         let config = Arc::new(spec.config);
         let mut entry = ModelEntry {
             config: Some(config.clone()),
+            files: Fingerprint::split(&spec.dir.path),
             ..Default::default()
         };
         for version in spec.versions {

@@ -95,6 +95,7 @@ impl ModelManager {
         let origin = Origin {
             explicit: true,
             folder,
+            config_given: request.config.is_some(),
         };
         let entry = self.install_with_members(model, origin);
         if let Some(failure) = entry.failure {

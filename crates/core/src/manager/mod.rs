@@ -25,6 +25,7 @@
 
 mod host;
 mod install;
+mod instance_update;
 mod lifecycle;
 mod load_slots;
 mod lookup;

@@ -8,7 +8,7 @@ use parking_lot::RwLock;
 
 use crate::{
     model::{LoadedModel, ModelState, VersionStatus},
-    repository::OverrideFolder,
+    repository::{ModelFiles, OverrideFolder},
 };
 
 /// One version of a model: its status, and the model while it is loaded.
@@ -30,6 +30,9 @@ pub(crate) struct ModelEntry {
     pub explicit: bool,
     /// The folder written from a load request's files, while loaded from it.
     pub folder: Option<Arc<OverrideFolder>>,
+    /// The model folder's files as loaded: whether a later load changes
+    /// only its configuration.
+    pub files: Option<ModelFiles>,
 }
 
 impl ModelEntry {
@@ -80,6 +83,7 @@ impl ModelEntry {
             failure: self.versions.is_empty().then(|| reason.to_string()),
             explicit: self.explicit,
             folder: None,
+            files: None,
         }
     }
 }

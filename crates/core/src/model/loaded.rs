@@ -7,19 +7,18 @@ use std::{
 };
 
 use oxiserve_backend::{
-    Backend, BackendRequest, CancelFlag, EventCallback, InstanceContext, InstanceKind,
-    ModelContext, ResponseSink,
+    Backend, BackendRequest, CancelFlag, EventCallback, ModelContext, ResponseSink,
 };
-use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
+use oxiserve_proto::ModelConfig;
 use oxiserve_types::{Error, InferRequest, Result};
-use parking_lot::Mutex;
 
+use super::instances::{InstanceSource, Instances};
 use crate::{
     infer::{
         EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
         validate::validate,
     },
-    scheduler::{EnsembleScheduler, InstanceRunner, Job, RunnerSpec, Scheduler, StepHost},
+    scheduler::{EnsembleScheduler, Job, Scheduler, StepHost},
     shared_memory::OutputRegion,
     stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector, StepTimes},
     warmup,
@@ -33,10 +32,11 @@ pub struct LoadedModel {
     config: Arc<ModelConfig>,
     stats: Arc<StatsCollector>,
     outputs: Arc<OutputInfo>,
-    scheduler: Scheduler,
+    /// The scheduler and instances, shared with the versions an instance
+    /// update makes from this one.
+    instances: Arc<Instances>,
     /// Requests waiting beyond this many are refused; 0: no limit.
     queue_limit: usize,
-    runners: Mutex<Vec<InstanceRunner>>,
     load_duration: Duration,
 }
 
@@ -62,35 +62,21 @@ impl LoadedModel {
         let stats = Arc::new(StatsCollector::new(settings.histograms));
         let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
         let warmup = Arc::new(warmup::samples(&context.config, &context.model_path)?);
-        let label = format!("{} (version {})", context.name, context.version);
-        let mut runners = Vec::new();
-        for instance in instances(&context.config) {
-            let spec = RunnerSpec {
-                model: model.clone(),
-                instance,
-                source: scheduler.source(),
-                stats: stats.clone(),
-                label: label.clone(),
-                warmup: warmup.clone(),
-            };
-            match InstanceRunner::start(spec) {
-                Ok(runner) => runners.push(runner),
-                Err(e) => {
-                    scheduler.stop();
-                    runners.into_iter().for_each(InstanceRunner::join);
-                    return Err(e);
-                }
-            }
-        }
+        let source = InstanceSource {
+            model,
+            stats: stats.clone(),
+            label: format!("{} (version {})", context.name, context.version),
+            warmup,
+        };
+        let instances = Instances::start(&context.config, scheduler, source)?;
         Ok(Self {
             name: context.name.as_str().into(),
             version: context.version,
             config: context.config,
             stats,
             outputs,
-            scheduler,
+            instances: Arc::new(instances),
             queue_limit: settings.queue_limit,
-            runners: Mutex::new(runners),
             load_duration: started.elapsed(),
         })
     }
@@ -111,11 +97,34 @@ impl LoadedModel {
             outputs: Arc::new(OutputInfo::load(&context)?),
             config: context.config,
             stats,
-            scheduler: Scheduler::Ensemble(scheduler),
+            instances: Arc::new(Instances::none(Scheduler::Ensemble(scheduler))),
             // Its requests wait in its members' queues, which have limits.
             queue_limit: 0,
-            runners: Mutex::new(Vec::new()),
             load_duration: started.elapsed(),
+        })
+    }
+
+    /// Whether [`LoadedModel::with_instance_groups`] can apply a new
+    /// `instance_group` to this version.
+    pub(crate) fn can_update_instances(&self) -> bool {
+        self.instances.can_update()
+    }
+
+    /// This version with `config`, which differs from its own only in
+    /// `instance_group`: the instances it no longer lists leave, new ones
+    /// start, and the others go on serving (Triton's instance update). The
+    /// two share their instances, queue and statistics.
+    pub(crate) fn with_instance_groups(&self, config: Arc<ModelConfig>) -> Result<Self> {
+        self.instances.update(&config)?;
+        Ok(Self {
+            name: self.name.clone(),
+            version: self.version,
+            config,
+            stats: self.stats.clone(),
+            outputs: self.outputs.clone(),
+            instances: self.instances.clone(),
+            queue_limit: self.queue_limit,
+            load_duration: self.load_duration,
         })
     }
 
@@ -144,7 +153,7 @@ impl LoadedModel {
 
     /// Requests queued and not yet executing.
     pub fn pending_requests(&self) -> usize {
-        self.scheduler.pending()
+        self.instances.scheduler.pending()
     }
 
     /// The statistics so far.
@@ -244,19 +253,22 @@ impl LoadedModel {
             request: BackendRequest {
                 request: valid.request,
                 requested_outputs: valid.requested_outputs,
-                sink: ResponseSink::new(self.scheduler.wrap_target(Box::new(target)), cancel),
+                sink: ResponseSink::new(
+                    self.instances.scheduler.wrap_target(Box::new(target)),
+                    cancel,
+                ),
             },
             record,
             batch_size: valid.batch_size,
             enqueued: Instant::now(),
         };
-        self.scheduler.enqueue(job)
+        self.instances.scheduler.enqueue(job)
     }
 
     /// Refuses a request at once, with Triton's words, while the queue holds
     /// `queue_limit` requests (its memory stays bounded under overload).
     fn check_queue_room(&self, request_id: &str) -> Result<()> {
-        if self.queue_limit == 0 || self.scheduler.pending() < self.queue_limit {
+        if self.queue_limit == 0 || self.instances.scheduler.pending() < self.queue_limit {
             return Ok(());
         }
         let id = if request_id.is_empty() {
@@ -270,53 +282,8 @@ impl LoadedModel {
     }
 
     /// Stops accepting requests, lets the queued ones finish, and waits for
-    /// the instance threads to end.
+    /// the instance threads to end (for every version sharing them).
     pub(crate) fn shutdown(&self) {
-        self.scheduler.stop();
-        let runners = std::mem::take(&mut *self.runners.lock());
-        runners.into_iter().for_each(InstanceRunner::join);
+        self.instances.shutdown();
     }
-}
-
-impl Drop for LoadedModel {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-/// Every instance of the configuration's instance groups, named as Triton
-/// names them: `<group name>_<index>`.
-fn instances(config: &ModelConfig) -> Vec<InstanceContext> {
-    let mut instances = Vec::new();
-    for group in &config.instance_group {
-        let kind = match Kind::try_from(group.kind) {
-            Ok(Kind::Gpu) => InstanceKind::Gpu,
-            Ok(Kind::Model) => InstanceKind::Model,
-            _ => InstanceKind::Cpu,
-        };
-        let devices: Vec<i32> = if kind == InstanceKind::Gpu && !group.gpus.is_empty() {
-            group.gpus.clone()
-        } else {
-            vec![0]
-        };
-        let mut index = 0;
-        for device_id in devices {
-            for _ in 0..group.count.max(1) {
-                index += 1;
-                instances.push(InstanceContext {
-                    name: format!("{}_{}", group.name, index - 1),
-                    kind,
-                    device_id,
-                });
-            }
-        }
-    }
-    if instances.is_empty() {
-        instances.push(InstanceContext {
-            name: format!("{}_0", config.name),
-            kind: InstanceKind::Cpu,
-            device_id: 0,
-        });
-    }
-    instances
 }

@@ -1,6 +1,7 @@
 //! Models: one loaded version ([`LoadedModel`]), its metadata, and the
 //! states a version goes through.
 
+mod instances;
 mod loaded;
 mod metadata;
 mod state;

@@ -19,10 +19,27 @@ impl Fingerprint {
     pub fn of(folder: &Path) -> Option<Self> {
         let mut entries = Vec::new();
         collect(folder, Path::new(""), &mut entries).ok()?;
+        Some(Self::hash(entries))
+    }
+
+    /// The fingerprints of a model folder's `config.pbtxt` and of everything
+    /// else in it: a change of the first alone may update a loaded model in
+    /// place (see [`ModelFiles`]).
+    pub fn split(folder: &Path) -> Option<ModelFiles> {
+        let mut entries = Vec::new();
+        collect(folder, Path::new(""), &mut entries).ok()?;
+        let (config, others) = entries.into_iter().partition(|e| e.0 == CONFIG_FILE);
+        Some(ModelFiles {
+            config: Self::hash(config),
+            others: Self::hash(others),
+        })
+    }
+
+    fn hash(mut entries: Vec<Entry>) -> Self {
         entries.sort();
         let mut hasher = DefaultHasher::new();
         entries.hash(&mut hasher);
-        Some(Self(hasher.finish()))
+        Self(hasher.finish())
     }
 
     /// The fingerprint of several folders together (a model found in two
@@ -35,6 +52,16 @@ impl Fingerprint {
         Some(Self(hasher.finish()))
     }
 }
+
+/// A model folder as loaded: its `config.pbtxt`, and every other file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelFiles {
+    pub config: Fingerprint,
+    pub others: Fingerprint,
+}
+
+/// The configuration file a model folder holds.
+const CONFIG_FILE: &str = "config.pbtxt";
 
 /// (relative path, is a folder, size, modification time in ns) of every entry.
 type Entry = (String, bool, u64, u128);
@@ -92,6 +119,24 @@ mod tests {
             grown,
             "a rename changes it"
         );
+    }
+
+    #[test]
+    fn the_configuration_apart_from_the_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("1")).unwrap();
+        fs::write(dir.path().join("1/model.py"), "x").unwrap();
+        fs::write(dir.path().join("config.pbtxt"), "name: \"m\"").unwrap();
+        let first = Fingerprint::split(dir.path()).unwrap();
+        fs::write(dir.path().join("config.pbtxt"), "name: \"mm\"").unwrap();
+        let edited = Fingerprint::split(dir.path()).unwrap();
+        assert_ne!(edited.config, first.config);
+        assert_eq!(
+            edited.others, first.others,
+            "only the configuration changed"
+        );
+        fs::write(dir.path().join("1/model.py"), "xy").unwrap();
+        assert_ne!(Fingerprint::split(dir.path()).unwrap().others, first.others);
     }
 
     #[test]

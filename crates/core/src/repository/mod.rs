@@ -9,7 +9,7 @@ mod options;
 mod poll;
 mod scan;
 
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{Fingerprint, ModelFiles};
 pub use load_request::{FILE_PREFIX, LoadRequest};
 pub(crate) use load_request::{OverrideFolder, check_model_name};
 pub use model_dir::{ModelDir, ModelSpec, ScannedModel, VersionSpec, read_model};

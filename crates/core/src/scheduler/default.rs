@@ -13,7 +13,7 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use oxiserve_types::{Error, Result};
 use parking_lot::Mutex;
 
-use super::{BatchSource, Job};
+use super::{BatchSource, Job, Retired};
 
 /// The queue's sending side, shared by all requests of one model version.
 #[derive(Debug)]
@@ -54,11 +54,12 @@ impl DefaultScheduler {
         self.tx.lock().take();
     }
 
-    /// A source for one more instance runner.
-    pub fn source(&self) -> Box<dyn BatchSource> {
+    /// A source for one more instance runner, which stops once `retired`.
+    pub fn source(&self, retired: Retired) -> Box<dyn BatchSource> {
         Box::new(QueueSource {
             rx: self.rx.clone(),
             pending: self.pending.clone(),
+            retired,
         })
     }
 }
@@ -66,11 +67,25 @@ impl DefaultScheduler {
 struct QueueSource {
     rx: Receiver<Job>,
     pending: Arc<AtomicUsize>,
+    retired: Retired,
+}
+
+impl QueueSource {
+    /// Waits for the next job, or until the source is retired.
+    fn wait(&self) -> Option<Job> {
+        crossbeam_channel::select! {
+            recv(self.rx) -> job => job.ok(),
+            recv(self.retired.wake()) -> _ => None,
+        }
+    }
 }
 
 impl BatchSource for QueueSource {
     fn next_batch(&mut self) -> Option<Vec<Job>> {
-        let job = wait_briefly(&self.rx).or_else(|| self.rx.recv().ok())?;
+        if self.retired.is_set() {
+            return None;
+        }
+        let job = wait_briefly(&self.rx).or_else(|| self.wait())?;
         self.pending.fetch_sub(1, Ordering::Relaxed);
         Some(vec![job])
     }

@@ -22,7 +22,7 @@ use oxiserve_types::Result;
 pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use ensemble::{EnsembleScheduler, StepHost};
-pub(crate) use job::{BatchSource, Job};
+pub(crate) use job::{BatchSource, Job, Retired};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
 pub(crate) use sequence::SequenceBatcher;
 
@@ -91,13 +91,27 @@ impl Scheduler {
         }
     }
 
-    /// A source for one more instance runner.
-    pub fn source(&self) -> Box<dyn BatchSource> {
+    /// A source for one more instance runner; `retired` stops it where
+    /// [`Scheduler::can_retire_instances`].
+    pub fn source(&self, retired: Retired) -> Box<dyn BatchSource> {
         match self {
-            Self::Default(d) => d.source(),
-            Self::Dynamic(d) => d.source(),
+            Self::Default(d) => d.source(retired),
+            Self::Dynamic(d) => d.source(retired),
             Self::Ensemble(e) => e.source(),
             Self::Sequence(s) => s.source(),
+        }
+    }
+
+    /// Whether single instances can leave while the others serve (not with
+    /// the sequence batcher, whose instances hold sequences).
+    pub fn can_retire_instances(&self) -> bool {
+        matches!(self, Self::Default(_) | Self::Dynamic(_))
+    }
+
+    /// Wakes the instances that wait for work, so that a retired one stops.
+    pub fn wake_idle(&self) {
+        if let Self::Dynamic(d) = self {
+            d.wake_idle();
         }
     }
 }

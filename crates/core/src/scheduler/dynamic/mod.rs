@@ -33,7 +33,7 @@ use self::{
     queue::{Meta, Refusal, Removed},
     state::{Cancellable, Next, State},
 };
-use super::{BatchSource, Job};
+use super::{BatchSource, Job, Retired};
 use crate::stats::FailureReason;
 
 /// One model version's dynamic batcher.
@@ -194,10 +194,16 @@ impl DynamicBatcher {
     }
 
     /// A source for one more instance runner.
-    pub fn source(&self) -> Box<dyn BatchSource> {
+    pub fn source(&self, retired: Retired) -> Box<dyn BatchSource> {
         Box::new(DynamicSource {
             shared: self.shared.clone(),
+            retired,
         })
+    }
+
+    /// Wakes the instances that wait for work, so that a retired one stops.
+    pub fn wake_idle(&self) {
+        self.shared.work.notify_all();
     }
 }
 
@@ -248,6 +254,7 @@ fn finish_removed(removed: Removed<Job>) {
 /// One instance's view of the batcher.
 struct DynamicSource {
     shared: Arc<Shared>,
+    retired: Retired,
 }
 
 impl BatchSource for DynamicSource {
@@ -255,6 +262,11 @@ impl BatchSource for DynamicSource {
         let shared = &*self.shared;
         let mut state = shared.lock();
         loop {
+            if self.retired.is_set() {
+                // The wake-up may have been meant for work: pass it on.
+                shared.work.notify_one();
+                return None;
+            }
             let now = Instant::now();
             let step = state.next(now);
             let answered = !step.removed.is_empty();

@@ -17,7 +17,7 @@ use oxiserve_proto::{
 };
 use oxiserve_types::{ErrorKind, InferRequest};
 
-use super::DynamicBatcher;
+use super::{DynamicBatcher, Retired};
 use crate::{
     scheduler::Job,
     stats::{FailureReason, RequestRecord, StatsCollector},
@@ -98,7 +98,7 @@ fn free_instances_take_every_queued_request_then_stop() {
     });
     let instances: Vec<_> = (0..2)
         .map(|_| {
-            let mut source = fixture.batcher.source();
+            let mut source = fixture.batcher.source(Retired::default());
             thread::spawn(move || {
                 let mut seen = Vec::new();
                 while let Some(batch) = source.next_batch() {
@@ -131,7 +131,7 @@ fn a_waiting_instance_wakes_for_each_request() {
     // wake of the request's enqueue gets it going.
     let fixture = Fixture::new(ModelDynamicBatching::default());
     let (tx, taken) = mpsc::channel();
-    let mut source = fixture.batcher.source();
+    let mut source = fixture.batcher.source(Retired::default());
     let instance = thread::spawn(move || {
         while let Some(batch) = source.next_batch() {
             for job in &batch {
@@ -199,7 +199,7 @@ fn preserve_ordering_answers_in_arrival_order() {
     for i in 0..3 {
         fixture.batcher.enqueue(fixture.job(i)).unwrap();
     }
-    let mut source = fixture.batcher.source();
+    let mut source = fixture.batcher.source(Retired::default());
     let batches: Vec<_> = (0..3).map(|_| source.next_batch().unwrap()).collect();
     // The instances finish last to first.
     for job in batches.into_iter().flatten().rev() {

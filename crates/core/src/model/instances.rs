@@ -1,0 +1,202 @@
+//! A model version's scheduler and instance runners. The `LoadedModel` that
+//! started them shares them with the ones an instance update makes from it
+//! (same version, new `instance_group`); the last of them to go stops them.
+
+use std::sync::Arc;
+
+use oxiserve_backend::{InstanceContext, InstanceKind, Model};
+use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
+use oxiserve_types::{Error, Result};
+use parking_lot::Mutex;
+
+use crate::{
+    scheduler::{InstanceRunner, Retired, RunnerSpec, Scheduler},
+    stats::StatsCollector,
+    warmup::WarmupSample,
+};
+
+/// What a new instance of the version is made from.
+pub(crate) struct InstanceSource {
+    pub model: Arc<dyn Model>,
+    pub stats: Arc<StatsCollector>,
+    /// `<model> (version <v>)`, for log lines.
+    pub label: String,
+    pub warmup: Arc<Vec<WarmupSample>>,
+}
+
+impl std::fmt::Debug for InstanceSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceSource")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One running instance and how to make it leave.
+#[derive(Debug)]
+struct Running {
+    runner: InstanceRunner,
+    kind: InstanceKind,
+    device_id: i32,
+    retired: Retired,
+}
+
+/// The scheduler and the running instances of one model version.
+#[derive(Debug)]
+pub(crate) struct Instances {
+    pub scheduler: Scheduler,
+    running: Mutex<Vec<Running>>,
+    /// `None` for an ensemble, which has no instances.
+    source: Option<InstanceSource>,
+}
+
+impl Instances {
+    /// Starts an instance for each of `config`'s instance groups; on an
+    /// error, stops those already started.
+    pub fn start(
+        config: &ModelConfig,
+        scheduler: Scheduler,
+        source: InstanceSource,
+    ) -> Result<Self> {
+        let instances = Self {
+            scheduler,
+            running: Mutex::new(Vec::new()),
+            source: Some(source),
+        };
+        for instance in instances_of(config) {
+            if let Err(e) = instances.add(instance) {
+                instances.shutdown();
+                return Err(e);
+            }
+        }
+        Ok(instances)
+    }
+
+    /// An ensemble's scheduler, with no instances.
+    pub fn none(scheduler: Scheduler) -> Self {
+        Self {
+            scheduler,
+            running: Mutex::new(Vec::new()),
+            source: None,
+        }
+    }
+
+    /// Whether [`Instances::update`] can apply a new `instance_group`.
+    pub fn can_update(&self) -> bool {
+        self.source.is_some() && self.scheduler.can_retire_instances()
+    }
+
+    /// Makes the running instances those of `config`'s instance groups, as
+    /// Triton does: instances are matched by kind and device, whatever their
+    /// names; the unmatched ones leave (after the batch they execute, and
+    /// are finalized before this returns) and missing ones start, while the
+    /// others keep serving.
+    pub fn update(&self, config: &ModelConfig) -> Result<()> {
+        let wanted = instances_of(config);
+        let mut leaving = Vec::new();
+        let mut joining = Vec::new();
+        {
+            let mut running = self.running.lock();
+            let mut kept = vec![false; running.len()];
+            for instance in wanted {
+                let same =
+                    |r: &Running| r.kind == instance.kind && r.device_id == instance.device_id;
+                match (0..running.len()).find(|&i| !kept[i] && same(&running[i])) {
+                    Some(i) => kept[i] = true,
+                    None => joining.push(instance),
+                }
+            }
+            for i in (0..running.len()).rev() {
+                if !kept[i] {
+                    leaving.push(running.remove(i));
+                }
+            }
+        }
+        for gone in &leaving {
+            gone.retired.set();
+        }
+        self.scheduler.wake_idle();
+        for gone in leaving {
+            gone.runner.join();
+        }
+        joining
+            .into_iter()
+            .try_for_each(|instance| self.add(instance))
+    }
+
+    /// Starts one instance and waits until it is ready.
+    fn add(&self, instance: InstanceContext) -> Result<()> {
+        let source = self
+            .source
+            .as_ref()
+            .ok_or_else(|| Error::internal("an ensemble has no instances"))?;
+        let retired = Retired::default();
+        let (kind, device_id) = (instance.kind, instance.device_id);
+        let runner = InstanceRunner::start(RunnerSpec {
+            model: source.model.clone(),
+            instance,
+            source: self.scheduler.source(retired.clone()),
+            stats: source.stats.clone(),
+            label: source.label.clone(),
+            warmup: source.warmup.clone(),
+        })?;
+        self.running.lock().push(Running {
+            runner,
+            kind,
+            device_id,
+            retired,
+        });
+        Ok(())
+    }
+
+    /// Stops accepting requests, lets the queued ones finish, and waits for
+    /// the instance threads to end.
+    pub fn shutdown(&self) {
+        self.scheduler.stop();
+        let running = std::mem::take(&mut *self.running.lock());
+        running.into_iter().for_each(|r| r.runner.join());
+    }
+}
+
+impl Drop for Instances {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Every instance of the configuration's instance groups, named as Triton
+/// names them: `<group name>_<index>`.
+fn instances_of(config: &ModelConfig) -> Vec<InstanceContext> {
+    let mut instances = Vec::new();
+    for group in &config.instance_group {
+        let kind = match Kind::try_from(group.kind) {
+            Ok(Kind::Gpu) => InstanceKind::Gpu,
+            Ok(Kind::Model) => InstanceKind::Model,
+            _ => InstanceKind::Cpu,
+        };
+        let devices: Vec<i32> = if kind == InstanceKind::Gpu && !group.gpus.is_empty() {
+            group.gpus.clone()
+        } else {
+            vec![0]
+        };
+        let mut index = 0;
+        for device_id in devices {
+            for _ in 0..group.count.max(1) {
+                index += 1;
+                instances.push(InstanceContext {
+                    name: format!("{}_{}", group.name, index - 1),
+                    kind,
+                    device_id,
+                });
+            }
+        }
+    }
+    if instances.is_empty() {
+        instances.push(InstanceContext {
+            name: format!("{}_0", config.name),
+            kind: InstanceKind::Cpu,
+            device_id: 0,
+        });
+    }
+    instances
+}
