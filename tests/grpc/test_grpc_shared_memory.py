@@ -1,6 +1,7 @@
 """The system shared memory extension over gRPC with the real client: regions
 registered, listed and unregistered through the RPCs, inputs read from and
-outputs written to them. The CUDA RPCs answer as a Triton without GPU support."""
+outputs written to them. The CUDA RPCs answer as Triton 2.51 does on a
+machine without GPUs."""
 
 import os
 import time
@@ -14,7 +15,6 @@ from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 from catalog import NUMPY, sample, tensor_bytes
 from grpc_helpers import expect_grpc_error
-from servers import TARGET
 
 _next = count()
 SIZE = 8192
@@ -119,10 +119,33 @@ def test_cuda_shared_memory_without_gpus(grpc_client):
     expect_grpc_error(
         lambda: grpc_client.get_cuda_shared_memory_status(region_name="c0"), "NOT_FOUND", "c0"
     )
-    message = expect_grpc_error(
-        lambda: grpc_client.register_cuda_shared_memory("c0", b"AAAA", 0, 8),
-        "INVALID_ARGUMENT",
-    )
-    if TARGET == "oxiserve":
-        assert "GPUs not supported" in message
     grpc_client.unregister_cuda_shared_memory("c0")
+
+
+def test_cuda_register_fails_with_invalid_args(grpc_client):
+    """As in Triton 2.51 on a machine without GPUs: no GPU can open the
+    handle, whatever it is."""
+    for handle in (bytes(64), b"AAAA", b""):
+        message = expect_grpc_error(
+            lambda: grpc_client.register_cuda_shared_memory("c0", handle, 0, 8),
+            "INVALID_ARGUMENT",
+        )
+        assert message == "failed to register shared memory region: invalid args"
+    assert grpc_client.get_cuda_shared_memory_status(as_json=True).get("regions", {}) == {}
+
+
+def test_cuda_and_system_regions_share_names(grpc_client, grpc_region):
+    name, _, _ = grpc_region()
+    message = expect_grpc_error(
+        lambda: grpc_client.register_cuda_shared_memory(name, bytes(64), 0, 8),
+        "ALREADY_EXISTS",
+    )
+    assert message == f"shared memory region '{name}' already in manager"
+    message = expect_grpc_error(
+        lambda: grpc_client.get_cuda_shared_memory_status(region_name=name), "NOT_FOUND")
+    assert message == (
+        f"The region named '{name}' is registered as system shared memory, not CUDA shared memory"
+    )
+    grpc_client.unregister_cuda_shared_memory(name)
+    grpc_client.unregister_cuda_shared_memory()
+    assert name in grpc_client.get_system_shared_memory_status(as_json=True)["regions"]

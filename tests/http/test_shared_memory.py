@@ -4,9 +4,10 @@ Regions are POSIX shared memory objects made by `tritonclient.utils.shared_memor
 (shm_open + mmap), registered with the server, and named by request inputs
 (the server reads their data there) and requested outputs (the server
 writes their data there and answers without data). The CUDA shared memory
-routes answer as a Triton without GPU support does.
+routes answer as Triton 2.51 does on a machine without GPUs.
 """
 
+import base64
 import os
 from itertools import count
 
@@ -18,7 +19,6 @@ from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 from catalog import NUMPY, sample, tensor_bytes
 from helpers import expect_error, expect_still_serving, int32_body
-from servers import TARGET
 
 _next = count()
 SIZE = 8192  # two pages: registered offsets must be page multiples on Triton
@@ -246,12 +246,79 @@ def test_cuda_shared_memory_without_gpus(http):
     assert resp.status_code == 200 and resp.json() == []
     expect_error(http.get("/v2/cudasharedmemory/region/c0/status"), 404,
                  "Unable to find cuda shared memory region: 'c0'")
-    body = {"raw_handle": {"b64": "AAAA"}, "device_id": 0, "byte_size": 8}
-    message = expect_error(http.post("/v2/cudasharedmemory/region/c0/register", body), 400)
-    if TARGET == "oxiserve":
-        assert "GPUs not supported" in message
     for path in ["/v2/cudasharedmemory/region/c0/unregister", "/v2/cudasharedmemory/unregister"]:
         assert http.post(path).status_code == 200
+
+
+# A well-formed cudaIpcMemHandle_t: 64 bytes, base64-encoded.
+CUDA_HANDLE = base64.b64encode(bytes(range(64))).decode()
+
+
+def test_cuda_register_fails_with_invalid_args(client, http):
+    """Registering a CUDA region with a well-formed handle fails as in
+    Triton 2.51 on a machine without GPUs: no GPU can open the handle."""
+    body = {"raw_handle": {"b64": CUDA_HANDLE}, "device_id": 0, "byte_size": 8}
+    message = expect_error(http.post("/v2/cudasharedmemory/region/c0/register", body), 400)
+    assert message == "failed to register shared memory region: invalid args"
+    # The client takes the handle base64-encoded, as cudashm.get_raw_handle gives it.
+    with pytest.raises(InferenceServerException) as info:
+        client.register_cuda_shared_memory("c1", CUDA_HANDLE.encode(), 0, 8)
+    assert info.value.status() == "400"
+    assert "failed to register shared memory region" in info.value.message()
+    assert "invalid args" in info.value.message()
+    assert client.get_cuda_shared_memory_status() == []
+
+
+def test_cuda_register_body_errors(http):
+    """The register body is checked before the registration, with Triton's
+    words and codes."""
+    register = lambda body: http.post(  # noqa: E731
+        "/v2/cudasharedmemory/region/c0/register", body)
+    handle = {"b64": CUDA_HANDLE}
+    cases = [
+        ({"device_id": 0, "byte_size": 8}, 400,
+         "Shared memory register request has no 'raw_handle' field"),
+        ([1], 400, "Shared memory register request has no 'raw_handle' field"),
+        ({"raw_handle": {}, "device_id": 0, "byte_size": 8}, 500,
+         "attempt to access non-existing object member 'b64'"),
+        ({"raw_handle": "x", "device_id": 0, "byte_size": 8}, 500,
+         "attempt to access non-existing object member 'b64'"),
+        ({"raw_handle": {"b64": 5}, "device_id": 0, "byte_size": 8}, 500,
+         "attempt to access JSON non-string as string"),
+        ({"raw_handle": handle, "device_id": 0}, 500,
+         "attempt to access non-existing object member 'byte_size'"),
+        ({"raw_handle": handle, "byte_size": 8}, 500,
+         "attempt to access non-existing object member 'device_id'"),
+        ({"raw_handle": handle, "device_id": -1, "byte_size": 8}, 500,
+         "attempt to access JSON non-unsigned-integer as unsigned-integer"),
+        ({"raw_handle": handle, "device_id": 0, "byte_size": "8"}, 500,
+         "attempt to access JSON non-unsigned-integer as unsigned-integer"),
+        ({"raw_handle": {"b64": "AAAA"}, "device_id": 0, "byte_size": 8}, 400,
+         "'raw_handle' must be a valid base64 encoded cudaIpcMemHandle_t"),
+        ({"raw_handle": {"b64": "!!!!"}, "device_id": 0, "byte_size": 8}, 400,
+         "'raw_handle' must be a valid base64 encoded cudaIpcMemHandle_t"),
+    ]
+    for body, status, message in cases:
+        assert expect_error(register(body), status) == message, body
+    expect_error(register("not json"), 500, "failed to parse the request JSON buffer")
+    message = expect_error(http.post("/v2/cudasharedmemory/register", {
+        "raw_handle": handle, "device_id": 0, "byte_size": 8}), 400)
+    assert message == "'region name' is necessary to register cuda shared memory region"
+
+
+def test_cuda_and_system_regions_share_names(http, region):
+    name, _, _ = region()
+    body = {"raw_handle": {"b64": CUDA_HANDLE}, "device_id": 0, "byte_size": 8}
+    message = expect_error(http.post(f"/v2/cudasharedmemory/region/{name}/register", body), 400)
+    assert message == f"shared memory region '{name}' already in manager"
+    message = expect_error(http.get(f"/v2/cudasharedmemory/region/{name}/status"), 404)
+    assert message == (
+        f"The region named '{name}' is registered as system shared memory, not CUDA shared memory"
+    )
+    # Unregistering it as a CUDA region leaves the system region alone.
+    assert http.post(f"/v2/cudasharedmemory/region/{name}/unregister").status_code == 200
+    assert http.post("/v2/cudasharedmemory/unregister").status_code == 200
+    assert http.get(f"/v2/systemsharedmemory/region/{name}/status").status_code == 200
 
 
 def test_extensions_are_listed(client):

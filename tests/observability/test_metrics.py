@@ -57,6 +57,15 @@ TRITON_FAMILIES = {
     "nv_cpu_memory_total_bytes": ("gauge", "CPU total memory (RAM), in bytes"),
     "nv_cpu_memory_used_bytes": ("gauge", "CPU used memory (RAM), in bytes"),
 }
+# Triton's pinned memory pool gauges (no labels): the pool's size as asked
+# for (--pinned-memory-pool-byte-size, 256 MiB by default) and 0 used, on a
+# server that allocates no pinned memory (as Triton without GPUs).
+PINNED_FAMILIES = {
+    "nv_pinned_memory_pool_total_bytes": (
+        "gauge", "Pinned memory pool total memory size, in bytes"),
+    "nv_pinned_memory_pool_used_bytes": (
+        "gauge", "Pinned memory pool used memory size, in bytes"),
+}
 LATENCY_COUNTERS = [name for name in TRITON_FAMILIES if name.endswith("_duration_us")]
 CPU_FAMILIES = ["nv_cpu_utilization", "nv_cpu_memory_total_bytes", "nv_cpu_memory_used_bytes"]
 REASONS = ["OTHER", "BACKEND", "CANCELED", "REJECTED"]
@@ -168,6 +177,37 @@ def test_families_help_types_and_labels_are_tritons(metrics_server):
         scrape(metrics_server)), what="memory gauges")
     total, used = s.value("nv_cpu_memory_total_bytes"), s.value("nv_cpu_memory_used_bytes")
     assert 0 < used < total
+
+
+def test_pinned_memory_pool_gauges(metrics_server):
+    """Both gauges, with Triton's help and type, between the per-model and
+    the CPU families; total is the default pool size, none of it used."""
+    total = "nv_pinned_memory_pool_total_bytes"
+    # Triton shows 0 until its first poll.
+    s = wait_for(lambda: (lambda s: s if s.value(total) else None)(scrape(metrics_server)),
+                 what="the pinned memory gauges")
+    for name, (kind, help_text) in PINNED_FAMILIES.items():
+        assert (s.type.get(name), s.help.get(name)) == (kind, help_text), name
+    assert s.value(total) == 256 * 2**20
+    assert s.value("nv_pinned_memory_pool_used_bytes") == 0
+    families = list(s.type)
+    assert families.index("nv_inference_pending_request_count") + 1 == families.index(total)
+    assert families.index(total) + 1 == families.index("nv_pinned_memory_pool_used_bytes")
+    assert families.index("nv_pinned_memory_pool_used_bytes") + 1 == families.index(
+        "nv_cpu_utilization")
+
+
+def test_pinned_memory_pool_of_0_bytes(start_server):
+    """A server without a pinned memory pool reports 0 and 0, with or without
+    the CPU families."""
+    server = start_server([identity("metrics_pinned", "INT32")],
+                          "--pinned-memory-pool-byte-size=0", "--allow-cpu-metrics=false",
+                          "--metrics-interval-ms=200")
+    s = scrape(server)
+    for name in PINNED_FAMILIES:
+        assert s.value(name) == 0, name
+    for name in CPU_FAMILIES:
+        assert name not in s.type, name
 
 
 def test_counters_move_by_the_requests_made(metrics_server):

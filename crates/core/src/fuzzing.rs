@@ -16,7 +16,8 @@ pub fn validate(config: &ModelConfig, request: InferRequest) -> Result<InferRequ
 
 /// Reads `request`'s shared memory inputs from `registry`'s regions and
 /// resolves its shared memory outputs, as the core does before validation,
-/// then writes `output` into each output's region as a response would.
+/// then writes `output` into each output's region as a response would (an
+/// input's region, also returned, takes no write).
 pub fn resolve_shared_memory(
     registry: &SharedMemoryRegistry,
     request: &mut InferRequest,

@@ -25,7 +25,7 @@ pub use manager::{IndexEntry, ModelManager, Poller, RepositorySync};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
 pub use restriction::{RestrictedCategory, Restrictions};
 pub use server::{LogControl, LogSettings, LogSettingsUpdate, Server};
-pub use shared_memory::{RegionStatus, SharedMemoryRegistry, cuda_register, cuda_status};
+pub use shared_memory::{RegionStatus, SharedMemoryRegistry};
 pub use stats::{
     BatchStatistics, FailureCounts, FailureReason, HistogramSnapshot, InferStatistics,
     LATENCY_BUCKETS_US, LatencySnapshot, ModelStatistics, StatDuration,

@@ -217,3 +217,48 @@ async fn region_errors_come_before_validation() {
     let e = err(shm("r", 8, 0), Parameters::new());
     assert!(e.message.contains("input byte size mismatch"), "{e}");
 }
+
+/// A request holds its regions until its final response, and lets go of
+/// them before the response reaches the caller: a client that unregisters
+/// them once it has the response never finds them in use. A request refused
+/// before it runs holds none.
+#[tokio::test]
+async fn regions_are_free_once_the_response_is_out() {
+    let (_dir, server) = server("TYPE_FP32");
+    let object = ShmObject::new(64);
+    object.write(0, &1.5f32.to_le_bytes());
+    let regions = server.shared_memory();
+    for _ in 0..20 {
+        regions.register("in", &object.key, 0, 32).unwrap();
+        regions.register("out", &object.key, 32, 32).unwrap();
+        server
+            .infer(request(
+                DataType::Fp32,
+                vec![1, 1],
+                shm("in", 4, 0),
+                shm("out", 4, 0),
+            ))
+            .unwrap()
+            .single()
+            .await
+            .unwrap();
+        regions.unregister("in").unwrap();
+        regions.unregister("out").unwrap();
+    }
+    assert_eq!(&object.contents()[32..36], &1.5f32.to_le_bytes());
+
+    regions.register("in", &object.key, 0, 32).unwrap();
+    regions.register("out", &object.key, 32, 32).unwrap();
+    // 4 bytes are not the 2 elements of the shape: refused in validation.
+    let err = server
+        .infer(request(
+            DataType::Fp32,
+            vec![1, 2],
+            shm("in", 4, 0),
+            shm("out", 8, 0),
+        ))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArg, "{err}");
+    regions.unregister_all().unwrap();
+    assert!(regions.status(None).unwrap().is_empty());
+}

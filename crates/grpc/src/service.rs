@@ -201,7 +201,7 @@ impl GrpcInferenceService for InferenceService {
         request: Request<SystemSharedMemoryUnregisterRequest>,
     ) -> Result<Response<SystemSharedMemoryUnregisterResponse>, Status> {
         self.allow(RestrictedCategory::SharedMemory, &request)?;
-        shared_memory::system_unregister(&self.server, request.into_inner());
+        shared_memory::system_unregister(&self.server, request.into_inner()).map_err(status)?;
         Ok(Response::new(SystemSharedMemoryUnregisterResponse {}))
     }
 
@@ -210,7 +210,10 @@ impl GrpcInferenceService for InferenceService {
         request: Request<CudaSharedMemoryStatusRequest>,
     ) -> Result<Response<CudaSharedMemoryStatusResponse>, Status> {
         self.allow(RestrictedCategory::SharedMemory, &request)?;
-        reply(shared_memory::cuda_status_of(request.into_inner()))
+        reply(shared_memory::cuda_status_of(
+            &self.server,
+            request.into_inner(),
+        ))
     }
 
     async fn cuda_shared_memory_register(
@@ -218,7 +221,7 @@ impl GrpcInferenceService for InferenceService {
         request: Request<CudaSharedMemoryRegisterRequest>,
     ) -> Result<Response<CudaSharedMemoryRegisterResponse>, Status> {
         self.allow(RestrictedCategory::SharedMemory, &request)?;
-        shared_memory::cuda_register_region(request.into_inner()).map_err(status)?;
+        shared_memory::cuda_register_region(&self.server, request.into_inner()).map_err(status)?;
         Ok(Response::new(CudaSharedMemoryRegisterResponse {}))
     }
 

@@ -1,7 +1,7 @@
 //! The system shared memory extension over the core's region registry, and
-//! the CUDA one answered as a Triton built without GPU support answers.
+//! the CUDA one answered as Triton answers on a machine without GPUs.
 
-use oxiserve_core::{Server, cuda_register, cuda_status};
+use oxiserve_core::Server;
 use oxiserve_proto::inference::{
     CudaSharedMemoryRegisterRequest, CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse,
     SystemSharedMemoryRegisterRequest, SystemSharedMemoryStatusRequest,
@@ -50,23 +50,32 @@ pub(crate) fn system_register(
     )
 }
 
-/// `SystemSharedMemoryUnregister`: one region, or all of them.
-pub(crate) fn system_unregister(server: &Server, request: SystemSharedMemoryUnregisterRequest) {
+/// `SystemSharedMemoryUnregister`: one region, or all of them; a region
+/// an inference uses stays, and that is Triton's `INTERNAL` error.
+pub(crate) fn system_unregister(
+    server: &Server,
+    request: SystemSharedMemoryUnregisterRequest,
+) -> Result<()> {
     match named(&request.name) {
         Some(name) => server.shared_memory().unregister(name),
         None => server.shared_memory().unregister_all(),
     }
 }
 
-/// `CudaSharedMemoryStatus`: no CUDA region exists in this build.
+/// `CudaSharedMemoryStatus`: no CUDA region exists without GPUs.
 pub(crate) fn cuda_status_of(
+    server: &Server,
     request: CudaSharedMemoryStatusRequest,
 ) -> Result<CudaSharedMemoryStatusResponse> {
-    cuda_status(named(&request.name))?;
+    server.shared_memory().cuda_status(named(&request.name))?;
     Ok(CudaSharedMemoryStatusResponse::default())
 }
 
-/// `CudaSharedMemoryRegister`: refused in this build.
-pub(crate) fn cuda_register_region(request: CudaSharedMemoryRegisterRequest) -> Result<()> {
-    cuda_register(&request.name)
+/// `CudaSharedMemoryRegister`: refused, as Triton refuses it without GPUs
+/// (the handle is not looked at: no GPU could open it).
+pub(crate) fn cuda_register_region(
+    server: &Server,
+    request: CudaSharedMemoryRegisterRequest,
+) -> Result<()> {
+    server.shared_memory().cuda_register(&request.name)
 }

@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// The shared memory extensions' routes (system, and CUDA answered as
-/// without GPU support).
+/// Triton answers on a machine without GPUs).
 fn shared_memory_routes() -> Router<App> {
     use shared_memory as shm;
     let system = "/v2/systemsharedmemory";

@@ -36,7 +36,7 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     report_flags(options);
-    let (metrics_settings, metrics_warnings) = MetricsSettings::from_options(&options.metrics);
+    let (metrics_settings, metrics_warnings) = MetricsSettings::from_options(options);
     for warning in &metrics_warnings {
         log::warn!("{warning}");
     }

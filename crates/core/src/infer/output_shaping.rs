@@ -65,11 +65,18 @@ pub(crate) struct OutputShaping {
     pub info: Arc<OutputInfo>,
     /// (output name, class_count) for outputs asked for as classifications.
     pub classifications: Vec<(String, u32)>,
-    /// Outputs to write into shared memory regions.
+    /// Outputs to write into shared memory regions, and the regions inputs
+    /// were read from: the request holds them all until its final response.
     pub output_regions: Vec<OutputRegion>,
 }
 
 impl OutputShaping {
+    /// Lets go of the request's shared memory regions (its final response
+    /// is shaped): from now on they may be unregistered.
+    pub fn release_regions(&mut self) {
+        self.output_regions.clear();
+    }
+
     /// The client's view of a backend response.
     pub fn apply(&self, response: BackendResponse) -> Result<InferResponse> {
         let mut outputs = response.outputs;
@@ -91,7 +98,8 @@ impl OutputShaping {
                     .map(|(_, l)| l.as_slice());
                 *output = classify(output, k, labels, self.info.batching)?;
             }
-            if let Some(target) = self.output_regions.iter().find(|t| t.name == output.name) {
+            let name = Some(output.name.as_str());
+            if let Some(target) = self.output_regions.iter().find(|t| t.output_name() == name) {
                 target.write(output)?;
             }
         }

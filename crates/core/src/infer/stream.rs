@@ -142,6 +142,9 @@ impl ResponseTarget for StreamTarget {
         });
         if event.is_final {
             self.record.finished(self.failure);
+            // Before the client hears of the end: a region it unregisters
+            // once it has the final response is free by then.
+            self.shaping.release_regions();
         }
         // If the client is gone, nobody reads the event; it is dropped with the channel.
         self.tx.send(StreamEvent {

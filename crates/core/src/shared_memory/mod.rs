@@ -16,18 +16,17 @@ use std::{
 use oxiserve_types::{Error, ErrorKind, Result};
 use parking_lot::{Mutex, RwLock};
 
-pub use cuda::{cuda_register, cuda_status};
 pub use region::RegionStatus;
 pub(crate) use tensors::OutputRegion;
 
-use region::{Region, SharedObject};
+use region::{Region, RegionLease, SharedObject};
 
 /// How many regions may be registered at once unless the server says.
 pub const DEFAULT_MAX_REGIONS: usize = 4096;
 
-/// The registered system shared memory regions, by name. Requests hold the
-/// regions they use, so unregistering a region while a request uses it
-/// closes its object only once that request is done. Regions of one object
+/// The registered system shared memory regions, by name. A request holds a
+/// lease on each region it names until its final response, and, as in
+/// Triton, a region in use cannot be unregistered. Regions of one object
 /// share its descriptor, and the number of regions is capped, so that
 /// registrations cannot exhaust the server's file descriptors.
 #[derive(Debug)]
@@ -113,13 +112,39 @@ impl SharedMemoryRegistry {
     }
 
     /// Unregisters region `name`; like Triton, an unknown name is no error.
-    pub fn unregister(&self, name: &str) {
-        self.regions.write().remove(name);
+    /// A region a request uses (from the moment it names the region until
+    /// its final response) stays registered: Triton's internal error,
+    /// "Cannot unregister shared memory region 'name', it is currently in
+    /// use."
+    pub fn unregister(&self, name: &str) -> Result<()> {
+        let mut regions = self.regions.write();
+        if let Some(region) = regions.get(name) {
+            if region.in_use() {
+                return Err(Error::internal(format!(
+                    "Cannot unregister shared memory region '{name}', it is currently in use."
+                )));
+            }
+            regions.remove(name);
+        }
+        Ok(())
     }
 
-    /// Unregisters every region.
-    pub fn unregister_all(&self) {
-        self.regions.write().clear();
+    /// Unregisters every region no request uses. Those in use stay, and,
+    /// worded as Triton's, the error lists them in name order: "Failed to
+    /// unregister the following system shared memory regions: a ,b ,".
+    pub fn unregister_all(&self) -> Result<()> {
+        let mut regions = self.regions.write();
+        regions.retain(|_, region| region.in_use());
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let mut message =
+            String::from("Failed to unregister the following system shared memory regions: ");
+        for name in regions.keys() {
+            message.push_str(name);
+            message.push_str(" ,");
+        }
+        Err(Error::internal(message))
     }
 
     /// The regions in name order: all of them, or only `name` (then an
@@ -140,12 +165,22 @@ impl SharedMemoryRegistry {
         }
     }
 
-    /// The region `name`, for a request ("Unable to find shared memory
-    /// region: 'name'" when unknown, as Triton words it).
-    fn get(&self, name: &str) -> Result<Arc<Region>> {
-        self.regions.read().get(name).cloned().ok_or_else(|| {
-            Error::not_found(format!("Unable to find shared memory region: '{name}'"))
-        })
+    /// A lease on region `name`, for a request ("Unable to find shared
+    /// memory region: 'name'" when unknown, as Triton words it). Made under
+    /// the lock, so that [`SharedMemoryRegistry::unregister`] sees it.
+    fn lease(&self, name: &str) -> Result<RegionLease> {
+        self.regions
+            .read()
+            .get(name)
+            .map(RegionLease::new)
+            .ok_or_else(|| {
+                Error::not_found(format!("Unable to find shared memory region: '{name}'"))
+            })
+    }
+
+    /// Whether `name` is a registered system shared memory region.
+    fn contains(&self, name: &str) -> bool {
+        self.regions.read().contains_key(name)
     }
 }
 

@@ -4,9 +4,13 @@
 
 use std::{
     fs::{File, OpenOptions},
+    ops::Deref,
     os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt},
     path::PathBuf,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use bytes::Bytes;
@@ -84,6 +88,8 @@ impl SharedObject {
 pub(crate) struct Region {
     pub status: RegionStatus,
     object: Arc<SharedObject>,
+    /// How many [`RegionLease`]s there are: requests that use the region.
+    leases: AtomicUsize,
 }
 
 impl Region {
@@ -106,7 +112,16 @@ impl Region {
                 status.offset, status.byte_size, status.key
             )));
         }
-        Ok(Self { status, object })
+        Ok(Self {
+            status,
+            object,
+            leases: AtomicUsize::new(0),
+        })
+    }
+
+    /// Whether a request uses the region now (holds a [`RegionLease`]).
+    pub fn in_use(&self) -> bool {
+        self.leases.load(Ordering::SeqCst) > 0
     }
 
     /// Whether `self` and `other` are parts of one open object.
@@ -201,6 +216,43 @@ impl Region {
                 self.status.name
             ),
         )
+    }
+}
+
+/// A request's use of a region, from the moment it names the region until
+/// its final response: inputs are read and outputs written through it, and
+/// while any lease on a region is held, unregistering the region is refused
+/// (as Triton refuses it while a request holds the region's mapping). The
+/// registry makes leases only under its lock, so an unregistration that saw
+/// none cannot race a new one.
+#[derive(Debug)]
+pub(crate) struct RegionLease(Arc<Region>);
+
+impl RegionLease {
+    /// A lease on `region`, which the caller found registered.
+    pub fn new(region: &Arc<Region>) -> Self {
+        region.leases.fetch_add(1, Ordering::SeqCst);
+        Self(region.clone())
+    }
+}
+
+impl Clone for RegionLease {
+    fn clone(&self) -> Self {
+        Self::new(&self.0)
+    }
+}
+
+impl Drop for RegionLease {
+    fn drop(&mut self) {
+        self.0.leases.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Deref for RegionLease {
+    type Target = Region;
+
+    fn deref(&self) -> &Region {
+        &self.0
     }
 }
 

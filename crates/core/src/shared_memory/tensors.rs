@@ -1,28 +1,38 @@
 //! Request tensors in shared memory: inputs read from a region before
-//! validation, outputs written into a region when the response comes.
+//! validation, outputs written into a region when the response comes. The
+//! request holds a lease on every region it names, inputs' included, until
+//! its final response (Triton holds their mappings as long), so that none is
+//! unregistered while the request runs.
 //!
 //! A tensor names its region with these parameters (as every protocol
 //! carries them): `shared_memory_region` (string), `shared_memory_byte_size`
 //! and `shared_memory_offset` (non-negative integers; the offset defaults
 //! to 0).
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use oxiserve_types::{Error, InferRequest, Parameters, Result, Tensor};
 
-use super::{Region, SharedMemoryRegistry};
+use super::{RegionLease, SharedMemoryRegistry};
 
 const REGION: &str = "shared_memory_region";
 const BYTE_SIZE: &str = "shared_memory_byte_size";
 const OFFSET: &str = "shared_memory_offset";
 
-/// Where one requested output goes: a checked span of a region.
+/// A region one request names, held (in use) as long as this lives, which
+/// is until the request's final response: where one requested output goes,
+/// or a region an input was read from.
 #[derive(Debug, Clone)]
 pub(crate) struct OutputRegion {
+    region: RegionLease,
+    /// The output written into the region; `None` for an input's region.
+    output: Option<OutputSpan>,
+}
+
+/// Where in its region one requested output goes: a checked span.
+#[derive(Debug, Clone)]
+struct OutputSpan {
     /// The output's name.
-    pub name: String,
-    region: Arc<Region>,
+    name: String,
     offset: u64,
     byte_size: u64,
     /// The output's shared memory parameters, passed on with the response.
@@ -30,22 +40,31 @@ pub(crate) struct OutputRegion {
 }
 
 impl OutputRegion {
+    /// The name of the output this region receives; `None` for a region an
+    /// input was read from (held only so that it stays in use).
+    pub fn output_name(&self) -> Option<&str> {
+        self.output.as_ref().map(|o| o.name.as_str())
+    }
+
     /// Writes `output`'s data into the region, then leaves the tensor
     /// without data and with the shared memory parameters, so that
     /// frontends send it without data. A span too small for the data is
-    /// Triton's internal error.
+    /// Triton's internal error. On an input's region, writes nothing.
     pub fn write(&self, output: &mut Tensor) -> Result<()> {
+        let Some(span) = &self.output else {
+            return Ok(());
+        };
         let size = output.data.len() as u64;
-        if size > self.byte_size {
+        if size > span.byte_size {
             return Err(Error::internal(format!(
                 "shared memory size specified with the request for output '{}' ({} bytes) should \
                  be at least {size} bytes to hold the results",
-                self.name, self.byte_size
+                span.name, span.byte_size
             )));
         }
-        self.region.write(self.offset, &output.data)?;
+        self.region.write(span.offset, &output.data)?;
         output.data = Bytes::new();
-        output.parameters = self.parameters.clone();
+        output.parameters = span.parameters.clone();
         Ok(())
     }
 }
@@ -54,11 +73,13 @@ impl SharedMemoryRegistry {
     /// Reads every input that names a region from it (one copy: the bytes
     /// must not change under validation and the backend, and the client
     /// may write the region at any time), dropping its shared memory
-    /// parameters; returns where each output that names a region goes.
+    /// parameters; returns where each output that names a region goes,
+    /// and the inputs' regions, all leased until the returned values drop.
     /// Unknown regions are `NotFound`; spans outside their region,
     /// malformed parameters and shared memory outputs that also ask for
     /// classification are `InvalidArg`.
     pub(crate) fn resolve(&self, request: &mut InferRequest) -> Result<Vec<OutputRegion>> {
+        let mut regions = Vec::new();
         for input in &mut request.inputs {
             let tensor = format!("input '{}'", input.name);
             let Some(span) = self.span(&input.parameters, &tensor)? else {
@@ -68,8 +89,11 @@ impl SharedMemoryRegistry {
             for key in [REGION, BYTE_SIZE, OFFSET] {
                 input.parameters.remove(key);
             }
+            regions.push(OutputRegion {
+                region: span.region,
+                output: None,
+            });
         }
-        let mut outputs = Vec::new();
         for output in &request.outputs {
             let tensor = format!("output '{}'", output.name);
             let Some(span) = self.span(&output.parameters, &tensor)? else {
@@ -86,15 +110,17 @@ impl SharedMemoryRegistry {
                 .filter(|(key, _)| [REGION, BYTE_SIZE, OFFSET].contains(&key.as_str()))
                 .map(|(key, value)| (key.clone(), value.clone()))
                 .collect();
-            outputs.push(OutputRegion {
-                name: output.name.clone(),
+            regions.push(OutputRegion {
                 region: span.region,
-                offset: span.offset,
-                byte_size: span.byte_size,
-                parameters,
+                output: Some(OutputSpan {
+                    name: output.name.clone(),
+                    offset: span.offset,
+                    byte_size: span.byte_size,
+                    parameters,
+                }),
             });
         }
-        Ok(outputs)
+        Ok(regions)
     }
 
     /// The checked span `parameters` name, if they name a region.
@@ -115,7 +141,7 @@ impl SharedMemoryRegistry {
         };
         let byte_size = number(BYTE_SIZE)?;
         let offset = number(OFFSET)?;
-        let region = self.get(name)?;
+        let region = self.lease(name)?;
         region.check_span(tensor, offset, byte_size)?;
         Ok(Some(Span {
             region,
@@ -126,7 +152,7 @@ impl SharedMemoryRegistry {
 }
 
 struct Span {
-    region: Arc<Region>,
+    region: RegionLease,
     offset: u64,
     byte_size: u64,
 }

@@ -82,15 +82,15 @@ fn register_status_unregister() {
             byte_size: 8,
         }]
     );
-    registry.unregister("a");
-    registry.unregister("never registered");
+    registry.unregister("a").unwrap();
+    registry.unregister("never registered").unwrap();
     let err = registry.status(Some("a")).unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound);
     assert_eq!(
         err.message,
         "Unable to find system shared memory region: 'a'"
     );
-    registry.unregister_all();
+    registry.unregister_all().unwrap();
     assert!(registry.status(None).unwrap().is_empty());
 }
 
@@ -154,27 +154,140 @@ fn inputs_are_read_from_regions_and_outputs_written() {
         }],
         ..Default::default()
     };
-    let outputs = registry.resolve(&mut request).unwrap();
+    let held = registry.resolve(&mut request).unwrap();
+    // The input's region, then the output's.
+    let [input_region, output_region] = &held[..] else {
+        panic!("{held:?}");
+    };
+    assert_eq!(input_region.output_name(), None);
     assert_eq!(&request.inputs[0].data[..], &[3, 4, 5, 6]);
     assert_eq!(
         request.inputs[0].parameters.keys().collect::<Vec<_>>(),
         ["other"]
     );
-    // The region may be unregistered while the request holds it.
-    registry.unregister_all();
     let mut output = Tensor::new("OUT", DataType::Uint8, vec![3], vec![9, 8, 7].into());
-    outputs[0].write(&mut output).unwrap();
+    output_region.write(&mut output).unwrap();
     assert!(output.data.is_empty());
     assert_eq!(output.parameters, shm_parameters("out", 8, Some(4)));
     assert_eq!(object.read(4096 + 44, 4), [9, 8, 7, 0]);
 
     let mut big = Tensor::new("OUT", DataType::Uint8, vec![9], vec![0; 9].into());
-    let err = outputs[0].write(&mut big).unwrap_err();
+    let err = output_region.write(&mut big).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Internal);
     assert_eq!(
         err.message,
         "shared memory size specified with the request for output 'OUT' (8 bytes) should be at \
          least 9 bytes to hold the results"
+    );
+}
+
+/// A request holds every region it names, inputs' included, until what
+/// `resolve` returned is dropped (its final response): unregistering one is
+/// Triton's internal error meanwhile, and unregistering all of them leaves
+/// exactly those.
+#[test]
+fn regions_in_use_are_not_unregistered() {
+    let object = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::default();
+    for name in ["in", "out", "idle", "also idle"] {
+        registry.register(name, &object.key, 0, 32).unwrap();
+    }
+    let mut request = InferRequest {
+        inputs: vec![Tensor {
+            parameters: shm_parameters("in", 4, None),
+            ..Tensor::new("IN", DataType::Uint8, vec![4], bytes::Bytes::new())
+        }],
+        outputs: vec![RequestedOutput {
+            name: "OUT".into(),
+            parameters: shm_parameters("out", 8, None),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let held = registry.resolve(&mut request).unwrap();
+    assert_eq!(
+        held.iter()
+            .map(OutputRegion::output_name)
+            .collect::<Vec<_>>(),
+        [None, Some("OUT")]
+    );
+    for name in ["in", "out"] {
+        let err = registry.unregister(name).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Internal);
+        assert_eq!(
+            err.message,
+            format!("Cannot unregister shared memory region '{name}', it is currently in use.")
+        );
+    }
+    let err = registry.unregister_all().unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Internal);
+    assert_eq!(
+        err.message,
+        "Failed to unregister the following system shared memory regions: in ,out ,"
+    );
+    let left: Vec<String> = registry
+        .status(None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(left, ["in", "out"]);
+
+    // A copy (a cloned response path) holds the regions too.
+    let copy = held.clone();
+    drop(held);
+    assert!(registry.unregister("in").is_err());
+    // Writing into an output's region after an unregistration was refused.
+    let mut output = Tensor::new("OUT", DataType::Uint8, vec![2], vec![5, 6].into());
+    copy[1].write(&mut output).unwrap();
+    assert_eq!(object.read(0, 2), [5, 6]);
+    drop(copy);
+    registry.unregister("in").unwrap();
+    registry.unregister_all().unwrap();
+    assert!(registry.status(None).unwrap().is_empty());
+
+    // A request refused while resolving holds nothing.
+    registry.register("r", &object.key, 0, 32).unwrap();
+    let mut bad = InferRequest {
+        inputs: vec![Tensor {
+            parameters: shm_parameters("r", 4, None),
+            ..Tensor::new("IN", DataType::Uint8, vec![4], bytes::Bytes::new())
+        }],
+        outputs: vec![RequestedOutput {
+            name: "OUT".into(),
+            parameters: shm_parameters("no such region", 8, None),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert!(registry.resolve(&mut bad).is_err());
+    registry.unregister("r").unwrap();
+}
+
+#[test]
+fn cuda_regions_cannot_be_registered_without_gpus() {
+    let object = ShmObject::new(64);
+    let registry = SharedMemoryRegistry::default();
+    let err = registry.cuda_register("c").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArg);
+    assert_eq!(
+        err.message,
+        "failed to register shared memory region: invalid args"
+    );
+    let err = registry.cuda_status(Some("c")).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert_eq!(err.message, "Unable to find cuda shared memory region: 'c'");
+    registry.cuda_status(None).unwrap();
+    // CUDA and system regions share their names, as in Triton.
+    registry.register("sys", &object.key, 0, 8).unwrap();
+    let err = registry.cuda_register("sys").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::AlreadyExists);
+    assert_eq!(err.message, "shared memory region 'sys' already in manager");
+    let err = registry.cuda_status(Some("sys")).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert_eq!(
+        err.message,
+        "The region named 'sys' is registered as system shared memory, not CUDA shared memory"
     );
 }
 
@@ -254,7 +367,7 @@ fn a_shrunk_object_is_an_error_not_a_crash() {
         }],
         ..Default::default()
     };
-    let outputs = registry.resolve(&mut request.clone()).unwrap();
+    let held = registry.resolve(&mut request.clone()).unwrap();
     std::fs::OpenOptions::new()
         .write(true)
         .open(&object.path)
@@ -265,7 +378,7 @@ fn a_shrunk_object_is_an_error_not_a_crash() {
     assert_eq!(err.kind, ErrorKind::Internal);
     assert!(err.message.contains("is no longer backed"), "{err}");
     let mut output = Tensor::new("OUT", DataType::Uint8, vec![1], vec![1].into());
-    let err = outputs[0].write(&mut output).unwrap_err();
+    let err = held[1].write(&mut output).unwrap_err();
     assert!(err.message.contains("is 4096 bytes now"), "{err}");
 }
 
@@ -277,7 +390,7 @@ fn an_object_shrinking_during_copies_never_crashes() {
     let object = ShmObject::new(SIZE);
     let registry = SharedMemoryRegistry::default();
     registry.register("r", &object.key, 0, SIZE).unwrap();
-    let region = registry.get("r").unwrap();
+    let region = registry.lease("r").unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let resizer = {
         let (path, stop) = (object.path.clone(), stop.clone());
@@ -334,9 +447,9 @@ fn regions_of_one_object_share_its_descriptor() {
             .unwrap();
     }
     registry.register("other", &other.key, 0, 8).unwrap();
-    let first = registry.get("r0").unwrap();
-    assert!((1..100).all(|i| first.same_object(&registry.get(&format!("r{i}")).unwrap())));
-    assert!(!first.same_object(&registry.get("other").unwrap()));
+    let first = registry.lease("r0").unwrap();
+    assert!((1..100).all(|i| first.same_object(&registry.lease(&format!("r{i}")).unwrap())));
+    assert!(!first.same_object(&registry.lease("other").unwrap()));
 }
 
 #[test]
@@ -351,7 +464,7 @@ fn registrations_past_the_limit_are_refused() {
         err.message.contains("--shared-memory-region-limit"),
         "{err}"
     );
-    registry.unregister("a");
+    registry.unregister("a").unwrap();
     registry.register("c", &object.key, 0, 8).unwrap();
 }
 

@@ -1,6 +1,6 @@
 //! The shared memory extensions: `/v2/systemsharedmemory/...` over the
-//! core's region registry, and `/v2/cudasharedmemory/...` answered as a
-//! Triton built without GPU support answers (no CUDA region can exist).
+//! core's region registry, and `/v2/cudasharedmemory/...` answered as
+//! Triton answers on a machine without GPUs (no CUDA region can exist).
 
 use axum::{
     body::Bytes,
@@ -8,7 +8,7 @@ use axum::{
     http::header,
     response::{IntoResponse, Response},
 };
-use oxiserve_core::{RegionStatus, cuda_register as cuda_register_region, cuda_status};
+use oxiserve_core::RegionStatus;
 use oxiserve_types::Error;
 use serde_json::{Map, Value, json};
 
@@ -80,19 +80,21 @@ pub(crate) async fn system_register(
     Ok(ok())
 }
 
-/// `POST /v2/systemsharedmemory/unregister`
-pub(crate) async fn system_unregister_all(State(app): State<App>) -> Response {
-    app.server.shared_memory().unregister_all();
-    ok()
+/// `POST /v2/systemsharedmemory/unregister`: regions an inference uses
+/// stay, and that is Triton's 500.
+pub(crate) async fn system_unregister_all(State(app): State<App>) -> ApiResult<Response> {
+    app.server.shared_memory().unregister_all()?;
+    Ok(ok())
 }
 
-/// `POST /v2/systemsharedmemory/region/{name}/unregister`
+/// `POST /v2/systemsharedmemory/region/{name}/unregister`: a region an
+/// inference uses stays, and that is Triton's 500.
 pub(crate) async fn system_unregister_one(
     State(app): State<App>,
     Path(name): Path<String>,
-) -> Response {
-    app.server.shared_memory().unregister(&name);
-    ok()
+) -> ApiResult<Response> {
+    app.server.shared_memory().unregister(&name)?;
+    Ok(ok())
 }
 
 /// `GET /v2/cudasharedmemory/status`: there are no CUDA regions.
@@ -101,8 +103,11 @@ pub(crate) async fn cuda_status_all() -> Response {
 }
 
 /// `GET /v2/cudasharedmemory/region/{name}/status`
-pub(crate) async fn cuda_status_one(Path(name): Path<String>) -> ApiResult<Response> {
-    cuda_status(Some(&name))?;
+pub(crate) async fn cuda_status_one(
+    State(app): State<App>,
+    Path(name): Path<String>,
+) -> ApiResult<Response> {
+    app.server.shared_memory().cuda_status(Some(&name))?;
     Ok(json_response(&Value::Array(Vec::new())))
 }
 
@@ -114,11 +119,51 @@ pub(crate) async fn cuda_register_unnamed() -> ApiResult<Response> {
     )
 }
 
-/// `POST /v2/cudasharedmemory/region/{name}/register`: refused, as by a
-/// Triton built without GPU support.
-pub(crate) async fn cuda_register(Path(name): Path<String>) -> ApiResult<Response> {
-    cuda_register_region(&name)?;
+/// `POST /v2/cudasharedmemory/region/{name}/register` with
+/// `{"raw_handle": {"b64": string}, "byte_size": uint, "device_id": uint}`:
+/// the body is checked as Triton checks it, then the registration is
+/// refused as Triton refuses it on a machine without GPUs.
+pub(crate) async fn cuda_register(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let body = register_body(&body)?;
+    let Some(raw_handle) = body.get("raw_handle") else {
+        return Err(missing_field("raw_handle").into());
+    };
+    let b64 = match raw_handle.get("b64") {
+        None => return Err(no_member("b64").into()),
+        Some(Value::String(b64)) => b64,
+        Some(_) => {
+            return Err(Error::internal("attempt to access JSON non-string as string").into());
+        }
+    };
+    for field in ["byte_size", "device_id"] {
+        unsigned(body.get(field).ok_or_else(|| no_member(field))?)?;
+    }
+    if base64_decoded_len(b64) != CUDA_IPC_HANDLE_SIZE {
+        return Err(Error::invalid_arg(
+            "'raw_handle' must be a valid base64 encoded cudaIpcMemHandle_t",
+        )
+        .into());
+    }
+    app.server.shared_memory().cuda_register(&name)?;
     Ok(ok())
+}
+
+/// `sizeof(cudaIpcMemHandle_t)`: what a CUDA IPC handle decodes to.
+const CUDA_IPC_HANDLE_SIZE: usize = 64;
+
+/// How many bytes Triton's base64 decoder (libb64) makes of `text`: it
+/// skips every character outside the base64 alphabet (padding included),
+/// and every 4 characters left make 3 bytes.
+fn base64_decoded_len(text: &str) -> usize {
+    let symbols = text
+        .bytes()
+        .filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+        .count();
+    symbols * 3 / 4
 }
 
 /// `POST /v2/cudasharedmemory[/region/{name}]/unregister`: nothing to do.
@@ -149,8 +194,34 @@ fn missing_field(field: &str) -> Error {
     ))
 }
 
+/// TritonJson's error for a member the body lacks (500).
+fn no_member(field: &str) -> Error {
+    Error::internal(format!(
+        "attempt to access non-existing object member '{field}'"
+    ))
+}
+
 fn unsigned(value: &Value) -> Result<u64, Error> {
     value.as_u64().ok_or_else(|| {
         Error::internal("attempt to access JSON non-unsigned-integer as unsigned-integer")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_lengths_are_libb64s() {
+        let handle = "A".repeat(86) + "==";
+        assert_eq!(base64_decoded_len(&handle), CUDA_IPC_HANDLE_SIZE);
+        // Characters outside the alphabet are skipped, not refused.
+        let spaced: String = handle.chars().flat_map(|c| [c, ' ', 'é']).collect();
+        assert_eq!(base64_decoded_len(&spaced), CUDA_IPC_HANDLE_SIZE);
+        assert_eq!(base64_decoded_len("AAAA"), 3);
+        assert_eq!(base64_decoded_len("AAA"), 2);
+        assert_eq!(base64_decoded_len("A"), 0);
+        assert_eq!(base64_decoded_len("!!!!"), 0);
+        assert_eq!(base64_decoded_len("+/+/"), 3);
+    }
 }

@@ -12,11 +12,13 @@ use std::sync::Arc;
 use oxiserve_core::Server;
 
 pub use settings::MetricsSettings;
-use system::SystemGauges;
+use system::{SystemGauges, write_pinned_memory};
 use text::TextWriter;
 
 /// Every metric the server exposes: counters read from the core's statistics
-/// at scrape time, CPU and memory gauges refreshed by [`Registry::poll_system`].
+/// at scrape time, the pinned memory pool's gauges (a pool of the size asked
+/// for, never used), CPU and memory gauges refreshed by
+/// [`Registry::poll_system`].
 #[derive(Debug, Clone)]
 pub struct Registry {
     server: Server,
@@ -65,6 +67,7 @@ impl Registry {
             .collect();
         let mut w = TextWriter::default();
         models::write(&mut w, &model_samples, self.settings.counter_latencies);
+        write_pinned_memory(&mut w, self.settings.pinned_memory_pool_bytes);
         if self.settings.cpu_metrics {
             self.system.write(&mut w);
         }

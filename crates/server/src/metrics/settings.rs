@@ -1,9 +1,9 @@
-//! What `--allow-cpu-metrics`, `--metrics-interval-ms` and `--metrics-config`
-//! ask of the metrics.
+//! What `--allow-cpu-metrics`, `--metrics-interval-ms`, `--metrics-config`
+//! and `--pinned-memory-pool-byte-size` ask of the metrics.
 
 use std::time::Duration;
 
-use crate::cli::endpoints::MetricsOptions;
+use crate::cli::options::ServerOptions;
 
 /// The metrics' settings, from the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,17 +16,24 @@ pub struct MetricsSettings {
     pub counter_latencies: bool,
     /// oxiserve's latency histograms (`histogram_latencies`, default true).
     pub histogram_latencies: bool,
+    /// The pinned memory pool's size as Triton reports it
+    /// (`--pinned-memory-pool-byte-size`): no pool is allocated, as none is
+    /// in a Triton without GPUs, which still reports the size asked for.
+    pub pinned_memory_pool_bytes: u64,
 }
 
 impl MetricsSettings {
     /// The settings of `options`, and a warning for each `--metrics-config`
     /// setting this build does not act on.
-    pub fn from_options(options: &MetricsOptions) -> (Self, Vec<String>) {
+    pub fn from_options(options: &ServerOptions) -> (Self, Vec<String>) {
+        let pinned_memory_pool_bytes = options.memory.pinned_memory_pool_byte_size;
+        let options = &options.metrics;
         let mut settings = Self {
             cpu_metrics: options.allow_metrics && options.allow_cpu_metrics,
             interval: Duration::from_secs_f64((options.metrics_interval_ms / 1000.0).max(0.001)),
             counter_latencies: true,
             histogram_latencies: options.allow_metrics,
+            pinned_memory_pool_bytes,
         };
         let mut warnings = Vec::new();
         for config in &options.metrics_config {
@@ -59,7 +66,7 @@ mod tests {
         let Ok(Command::Serve(options)) = parse_args(args) else {
             panic!("flags {flags:?} do not parse");
         };
-        MetricsSettings::from_options(&options.metrics)
+        MetricsSettings::from_options(&options)
     }
 
     #[test]
@@ -68,6 +75,15 @@ mod tests {
         assert!(warnings.is_empty());
         assert!(s.cpu_metrics && s.counter_latencies && s.histogram_latencies);
         assert_eq!(s.interval, Duration::from_secs(2));
+        assert_eq!(s.pinned_memory_pool_bytes, 256 << 20);
+    }
+
+    #[test]
+    fn the_pinned_pool_size_is_the_flags() {
+        let (s, _) = settings(&["--pinned-memory-pool-byte-size=0"]);
+        assert_eq!(s.pinned_memory_pool_bytes, 0);
+        let (s, _) = settings(&["--pinned-memory-pool-byte-size=1024"]);
+        assert_eq!(s.pinned_memory_pool_bytes, 1024);
     }
 
     #[test]

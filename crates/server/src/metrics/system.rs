@@ -122,6 +122,31 @@ impl SystemGauges {
     }
 }
 
+/// Writes Triton's two pinned memory pool families, in Triton's place (after
+/// the per-model families, before the CPU ones, whatever
+/// `--allow-cpu-metrics` says). Nothing here allocates pinned memory: the
+/// pool is never used, and its total is the size asked for, as Triton
+/// reports it on a machine without GPUs (0 with
+/// `--pinned-memory-pool-byte-size=0`).
+pub fn write_pinned_memory(w: &mut TextWriter, pool_bytes: u64) {
+    let gauges = [
+        (
+            "nv_pinned_memory_pool_total_bytes",
+            "Pinned memory pool total memory size, in bytes",
+            pool_bytes,
+        ),
+        (
+            "nv_pinned_memory_pool_used_bytes",
+            "Pinned memory pool used memory size, in bytes",
+            0,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        w.family(name, help, Kind::Gauge);
+        w.sample(name, &[], value as f64);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +176,21 @@ mod tests {
         assert_eq!(
             parse_meminfo("MemTotal: 10 kB\nMemAvailable: 11 kB\n"),
             None
+        );
+    }
+
+    #[test]
+    fn the_pinned_pool_is_the_size_asked_for_and_unused() {
+        let mut w = TextWriter::default();
+        write_pinned_memory(&mut w, 268_435_456);
+        assert_eq!(
+            w.finish(),
+            "# HELP nv_pinned_memory_pool_total_bytes Pinned memory pool total memory size, in \
+             bytes\n# TYPE nv_pinned_memory_pool_total_bytes gauge\n\
+             nv_pinned_memory_pool_total_bytes 268435456\n\
+             # HELP nv_pinned_memory_pool_used_bytes Pinned memory pool used memory size, in \
+             bytes\n# TYPE nv_pinned_memory_pool_used_bytes gauge\n\
+             nv_pinned_memory_pool_used_bytes 0\n"
         );
     }
 
