@@ -104,7 +104,10 @@ impl ModelManager {
             )));
         }
         match entry.versions.values().find(|s| s.model.is_none()) {
-            None => Ok(()),
+            None => {
+                self.bring_back_users(name);
+                Ok(())
+            }
             Some(slot) => Err(Error::invalid_arg(format!(
                 "load failed for model '{name}': version {} is at {} state: {}",
                 slot.status.version, slot.status.state, slot.status.reason
@@ -190,6 +193,7 @@ impl ModelManager {
     /// `dependents`, then the members it alone had loaded.
     fn unload(&self, name: &str, dependents: bool) {
         let config = self.take_out(name, "unloaded");
+        self.take_out_users(name);
         let Some(config) = config.filter(|_| dependents) else {
             return;
         };

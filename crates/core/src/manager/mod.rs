@@ -23,6 +23,7 @@
 //! The locks are `parking_lot`'s: a panic never poisons them, so no caller
 //! has a poisoned lock to recover.
 
+mod dependents;
 mod host;
 mod install;
 mod instance_update;

@@ -73,6 +73,7 @@ impl ModelManager {
         );
         for name in &changes.removed {
             self.take_out(name, "unloaded");
+            self.take_out_users(name);
         }
         let load: Vec<String> = changes
             .added
@@ -81,8 +82,14 @@ impl ModelManager {
             .cloned()
             .collect();
         if !load.is_empty() {
-            let scan = scan(&self.config().repositories, &self.scan_options(Some(load)));
+            let scan = scan(
+                &self.config().repositories,
+                &self.scan_options(Some(load.clone())),
+            );
             self.install_in_parallel(members::load_order(scan.models), |_| true);
+            for name in &load {
+                self.bring_back_users(name);
+            }
         }
         log::info!(
             "repository poll applied in {} ms",

@@ -33,6 +33,9 @@ pub(crate) struct ModelEntry {
     /// The model folder's files as loaded: whether a later load changes
     /// only its configuration.
     pub files: Option<ModelFiles>,
+    /// An ensemble taken out of service because a member was unloaded: it
+    /// loads again when its members are back.
+    pub awaits_members: bool,
 }
 
 impl ModelEntry {
@@ -84,6 +87,7 @@ impl ModelEntry {
             explicit: self.explicit,
             folder: None,
             files: None,
+            awaits_members: false,
         }
     }
 }
@@ -130,6 +134,13 @@ impl ModelTable {
         let entry = entries.get_mut(name)?;
         let unavailable = entry.unavailable(reason);
         Some(std::mem::replace(entry, unavailable))
+    }
+
+    /// Changes the entry of `name`, if there is one.
+    pub fn update(&self, name: &str, change: impl FnOnce(&mut ModelEntry)) {
+        if let Some(entry) = self.entries.write().get_mut(name) {
+            change(entry);
+        }
     }
 
     /// Takes every entry out, for shutdown.
