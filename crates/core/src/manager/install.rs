@@ -98,6 +98,10 @@ impl ModelManager {
             && previous
                 .as_ref()
                 .is_some_and(|p| p.loaded().next().is_some());
+        let mut stored = entry.clone();
+        if let Some(previous) = previous.as_ref().filter(|_| entry.failure.is_none()) {
+            keep_dropped_versions(&mut stored, previous);
+        }
         let retired = {
             let _guard = self.inner.lifecycle.lock();
             if let Some(previous) = previous.take().filter(|_| keep_previous) {
@@ -114,7 +118,7 @@ impl ModelManager {
                 let mut old = self
                     .inner
                     .models
-                    .replace(&model.name, entry.clone())
+                    .replace(&model.name, stored)
                     .unwrap_or_default();
                 Retired {
                     models: old.take_models(),
@@ -274,6 +278,29 @@ impl ModelManager {
             queue_limit: self.config().limits.model_queue,
         };
         LoadedModel::load(backend.as_ref(), context, settings)
+    }
+}
+
+/// Versions of `previous` that the new load no longer serves (its version
+/// policy changed) stay in the entry as unloaded, as Triton keeps them: a
+/// request for one hears that it is not ready, not that it is unknown.
+fn keep_dropped_versions(entry: &mut ModelEntry, previous: &ModelEntry) {
+    for (&version, slot) in &previous.versions {
+        entry
+            .versions
+            .entry(version)
+            .or_insert_with(|| VersionSlot {
+                status: VersionStatus {
+                    version,
+                    state: ModelState::Unavailable,
+                    reason: if slot.model.is_some() {
+                        "unloaded".to_string()
+                    } else {
+                        slot.status.reason.clone()
+                    },
+                },
+                model: None,
+            });
     }
 }
 
