@@ -56,4 +56,4 @@ def test_models_load_in_parallel(tmp_path, threads):
     assert _overlapping(intervals) == (threads > 1), intervals
     if TARGET == "oxiserve":
         for name in NAMES:
-            assert f"successfully loaded '{name}' version 1 in " in output
+            assert f"loaded '{name}' version 1 in " in output

@@ -50,7 +50,7 @@ class Traffic:
 
 
 def _loads(server):
-    return server.output().count("successfully loaded 'm' version 1")
+    return server.output().count("successfully loaded 'm'")
 
 
 def _check(server, traffic, reload):

@@ -279,7 +279,7 @@ fn explicit_mode_reads_only_named_models() {
         got[0],
         (
             "alpah".into(),
-            Err("model 'alpah' is not in any model repository; did you mean 'alpha'?".into())
+            Err("model not found in any model repository; did you mean 'alpha'?".into())
         )
     );
     assert_eq!(got[1], ("beta".into(), Ok(vec![1])));

@@ -227,7 +227,7 @@ impl ModelManager {
             let (state, reason, model) = match self.load_version(context) {
                 Ok(model) => {
                     log::info!(
-                        "successfully loaded '{}' version {} in {} ms",
+                        "loaded '{}' version {} in {} ms",
                         config.name,
                         version.version,
                         started.elapsed().as_millis()
@@ -252,6 +252,10 @@ impl ModelManager {
             entry
                 .versions
                 .insert(version.version, VersionSlot { status, model });
+        }
+        if !entry.versions.is_empty() && entry.loaded().count() == entry.versions.len() {
+            // Once per model, the line operators grep for, as Triton writes it.
+            log::info!("successfully loaded '{}'", config.name);
         }
         entry
     }

@@ -224,6 +224,15 @@ fn read_config(path: &Path, auto_complete: bool) -> Result<ParsedConfig, ConfigE
     }
 }
 
+/// Why `name` is not a version folder, in Triton's words.
+fn not_a_version(name: &str) -> &'static str {
+    let digits = !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit());
+    match digits && name.starts_with('0') {
+        true => "contains leading zeros in its directory name",
+        false => "fails to convert to integral number",
+    }
+}
+
 /// Version numbers of the version folders, ascending; other entries are ignored.
 fn version_folders(model_path: &Path) -> Result<Vec<i64>, ConfigError> {
     let entries = fs::read_dir(model_path)
@@ -236,8 +245,8 @@ fn version_folders(model_path: &Path) -> Result<Vec<i64>, ConfigError> {
             let version = parse_version_folder(&name);
             if version.is_none() && !SKIPPED_FOLDERS.contains(&name.as_str()) {
                 log::warn!(
-                    "ignoring folder '{}': not a version number",
-                    e.path().display()
+                    "ignore version directory '{name}' which {}",
+                    not_a_version(&name)
                 );
             }
             version

@@ -79,7 +79,7 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
                 name: name.clone(),
                 path: None,
                 outcome: Err(vec![ConfigError::whole(format!(
-                    "model '{name}' is not in any model repository{}",
+                    "model not found in any model repository{}",
                     oxiserve_config::did_you_mean(name, found.keys().map(String::as_str))
                 ))]),
             });

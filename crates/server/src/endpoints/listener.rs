@@ -23,14 +23,27 @@ pub(crate) async fn bind_with(
     reuse_port: bool,
 ) -> Result<(TcpListener, SocketAddr), String> {
     let wanted = format!("{address}:{port}");
-    let listener = listen(&wanted, reuse_port)
-        .await
-        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("failed to start {what} at {wanted}: {e}"))?;
+    let failed = |e: std::io::Error| start_error(what, &wanted, &e);
+    let listener = listen(&wanted, reuse_port).await.map_err(failed)?;
+    let bound = listener.local_addr().map_err(failed)?;
     log::info!("Started {what} at {address}:{}", bound.port());
     Ok((listener, bound))
+}
+
+/// Triton's words for an endpoint that cannot listen, e.g. `failed to
+/// start HTTP service: Unavailable - Socket '0.0.0.0:8000' already in use`.
+fn start_error(what: &str, wanted: &str, error: &std::io::Error) -> String {
+    let service = match what {
+        "HTTPService" => "HTTP",
+        "GRPCInferenceService" => "GRPC",
+        other => other.trim_end_matches(" Service"),
+    };
+    match error.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "failed to start {service} service: Unavailable - Socket '{wanted}' already in use"
+        ),
+        _ => format!("failed to start {service} service at {wanted}: {error}"),
+    }
 }
 
 async fn listen(address: &str, reuse_port: bool) -> std::io::Result<TcpListener> {
@@ -52,4 +65,26 @@ async fn listen(address: &str, reuse_port: bool) -> std::io::Result<TcpListener>
     socket.set_reuseport(true)?;
     socket.bind(address)?;
     socket.listen(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_in_use_is_named_as_triton_names_it() {
+        let in_use = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        assert_eq!(
+            start_error("HTTPService", "0.0.0.0:8000", &in_use),
+            "failed to start HTTP service: Unavailable - Socket '0.0.0.0:8000' already in use"
+        );
+        assert!(
+            start_error("GRPCInferenceService", "0.0.0.0:8001", &in_use)
+                .starts_with("failed to start GRPC service: ")
+        );
+        assert!(
+            start_error("Metrics Service", "0.0.0.0:8002", &in_use)
+                .starts_with("failed to start Metrics service: ")
+        );
+    }
 }
