@@ -1,8 +1,10 @@
 """A default-mode (not decoupled) Python model answering through the
 response sender: one response (with FINAL, or FINAL after it), and the
-errors the sender raises for everything else."""
+errors the sender raises for everything else. A response sent before
+`execute` returns (or fails) is the one the client gets, as in Triton."""
 
 import json
+import queue
 
 import numpy as np
 import pytest
@@ -82,3 +84,52 @@ def test_two_sends_fail_the_request(server):
                       "expected a single response, got 2")
     client.close()
     assert _http(server, "one_final").status_code == 200
+
+
+def _stream(server, mode):
+    """What a gRPC stream gets for one request: [OUTPUT0 values or error texts]."""
+    got = queue.Queue()
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    client.start_stream(lambda result, error: got.put((result, error)))
+    tensor = grpcclient.InferInput("MODE", [1], "BYTES")
+    tensor.set_data_from_numpy(np.array([mode.encode()], dtype=np.object_))
+    client.async_stream_infer("sender_model", [tensor])
+    client.stop_stream()
+    client.close()
+    out = []
+    while not got.empty():
+        result, error = got.get()
+        out.append(error.message() if error else result.as_numpy("OUTPUT0").tolist())
+    return out
+
+
+@pytest.mark.parametrize("mode", ["final_then_return", "final_then_return_none_list"])
+def test_sent_with_final_then_returned(server, mode):
+    """The model sends a response with FINAL, then returns a list for the request
+    (a response, which meets the closed sender, or None): the sent one is delivered,
+    on every endpoint, and nothing fails."""
+    resp = _http(server, mode)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["outputs"][0]["data"] == ["sent"]
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    tensor = grpcclient.InferInput("MODE", [1], "BYTES")
+    tensor.set_data_from_numpy(np.array([mode.encode()], dtype=np.object_))
+    assert client.infer("sender_model", [tensor]).as_numpy("OUTPUT0").tolist() == [b"sent"]
+    client.close()
+    assert _stream(server, mode) == [[b"sent"]]
+
+
+@pytest.mark.parametrize("mode", ["send_then_return", "send_then_raise", "two_sends"])
+def test_sent_then_failed(server, mode):
+    """The model sends a response without FINAL, then fails (returns a response: a
+    second one; raises; sends again): a gRPC stream delivers the sent response
+    alone, as Triton's (one response slot per request of a default-mode model);
+    ModelInfer fails with INTERNAL "expected a single response, got 2"."""
+    assert _stream(server, mode) == [[b"first" if mode == "two_sends" else b"sent"]]
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    tensor = grpcclient.InferInput("MODE", [1], "BYTES")
+    tensor.set_data_from_numpy(np.array([mode.encode()], dtype=np.object_))
+    expect_grpc_error(lambda: client.infer("sender_model", [tensor]), "INTERNAL",
+                      "expected a single response, got 2")
+    client.close()
+    assert _http(server, mode).status_code == 500

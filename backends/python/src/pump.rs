@@ -164,6 +164,7 @@ impl Pump {
                     }
                 }
             }
+            FromStub::Reschedule { rids } => self.reschedule(rids),
             FromStub::AutoCompleteDone { .. } => {
                 log::warn!("{}: unexpected auto-complete answer ignored", self.instance);
             }
@@ -242,6 +243,28 @@ impl Pump {
         }
     }
 
+    /// Hands requests the model released with RESCHEDULE back to their
+    /// scheduler (iterative sequences). Where it cannot take them, Triton's
+    /// core refuses the release ("Failed to release request: ...", logged)
+    /// and the request is released for good; here it also fails with that
+    /// text, so that no client waits for an answer that cannot come.
+    fn reschedule(&self, rids: Vec<u64>) {
+        let open: Vec<OpenRequest> = {
+            let mut inflight = self.inflight.lock();
+            rids.iter()
+                .filter_map(|rid| inflight.requests.remove(rid))
+                .collect()
+        };
+        for request in open {
+            if let Err(sink) = request.sink.reschedule() {
+                let text = "Request is released with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE, \
+                            while the model is not configured to handle such a flag.";
+                log::error!("{}: Failed to release request: {text}", self.instance);
+                sink.respond(Err(Error::invalid_arg(text)));
+            }
+        }
+    }
+
     fn tell(&self, event: Event) {
         let _ = self.events.send(event);
     }
@@ -263,9 +286,11 @@ impl Pump {
                 .zygote
                 .exit_reason(self.pid, Duration::from_secs(1))
                 .map_or_else(|| cause.message.clone(), |r| r.to_string());
+            // Triton's sentence first (operators grep for it), then ours.
             format!(
-                "Python model instance '{}' (pid {}) exited unexpectedly ({reason}) while \
-                 running this request; the instance is being restarted",
+                "Stub process '{0}' is not healthy. Python model instance '{0}' (pid {1}) \
+                 exited unexpectedly ({reason}) while running this request; the instance is \
+                 being restarted",
                 self.instance, self.pid
             )
         };

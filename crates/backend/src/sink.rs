@@ -35,6 +35,14 @@ pub struct ResponseEvent {
 pub trait ResponseTarget: Send {
     /// Receives one event. Called at most once with `is_final` set, and never after.
     fn deliver(&mut self, event: ResponseEvent);
+
+    /// Takes the request back to execute it again (Triton's
+    /// `TRITONSERVER_REQUEST_RELEASE_RESCHEDULE`: a scheduler of iterative
+    /// sequences queues it anew); whether it did. Once it did, no event
+    /// comes here. Most targets cannot.
+    fn reschedule(&mut self) -> bool {
+        false
+    }
 }
 
 /// Set when the client went away or the deadline passed.
@@ -112,6 +120,22 @@ impl ResponseSink {
     /// `TRITONSERVER_RESPONSE_COMPLETE_FINAL` alone).
     pub fn finish(mut self) {
         let _ = self.deliver(None, true);
+    }
+
+    /// Hands the request back to its scheduler to execute again (Triton's
+    /// `TRITONSERVER_REQUEST_RELEASE_RESCHEDULE`, for models with iterative
+    /// sequences); the sink comes back when its scheduler cannot.
+    pub fn reschedule(mut self) -> std::result::Result<(), Self> {
+        if self
+            .target
+            .as_mut()
+            .is_some_and(|target| target.reschedule())
+        {
+            self.target = None;
+            Ok(())
+        } else {
+            Err(self)
+        }
     }
 
     /// Whether the final event was sent.

@@ -203,22 +203,33 @@ fn start_request(server: &Server, message: ModelInferRequest) -> Result<Started>
     })
 }
 
-/// Sends each response as it comes, marked with `triton_final_response`.
+/// Sends each response as it comes, marked with `triton_final_response`. A
+/// model that is not decoupled has one response slot, as in Triton: what it
+/// sends after its first response (e.g. the error of a failure after it) is
+/// dropped.
 async fn forward(context: &StreamContext, started: Started, echo: &Echo) {
     let Started {
         mut stream,
+        decoupled,
         empty_final,
-        ..
     } = started;
+    let mut written = false;
     loop {
         let event = tokio::select! {
             event = stream.next() => event,
             // The client is gone: dropping the stream cancels the request.
             () = context.tx.closed() => return,
         };
-        let Some(StreamEvent { response, is_final }) = event else {
+        let Some(StreamEvent {
+            mut response,
+            is_final,
+        }) = event
+        else {
             return;
         };
+        if !decoupled && response.is_some() && std::mem::replace(&mut written, true) {
+            response = None;
+        }
         match response {
             Some(Ok(reply)) => {
                 let mut reply = response::encode(reply);

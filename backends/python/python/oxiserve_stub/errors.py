@@ -2,6 +2,8 @@
 
 import os
 
+from .argcheck import as_int, as_str
+
 
 class TritonModelException(Exception):
     """What models raise (and what our API raises on misuse)."""
@@ -20,10 +22,10 @@ class TritonError:
     __slots__ = ("_message", "_code")
 
     def __init__(self, message, code=1):
-        if message is None or code is None:
-            raise TypeError("TritonError(message, code): arguments must not be None")
-        self._message = str(message)
-        self._code = int(code)
+        # as pybind11 converts Triton's (std::string message, error code): TypeError for
+        # a message that is no str or bytes, a code that is no integer
+        self._message = as_str(message, "TritonError", "message")
+        self._code = as_int(code, "TritonError", "code", 0, 0xFFFFFFFF)
 
     def message(self):
         return self._message

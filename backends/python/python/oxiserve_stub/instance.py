@@ -22,7 +22,7 @@ from .context import Context
 from .execute_frame import decode_execute
 from .errors import TritonError, TritonModelException, format_exception
 from .log import Logger
-from .messages import InferenceRequest, InferenceResponse
+from .messages import RELEASE_RESCHEDULE, InferenceRequest, InferenceResponse
 from .modelfile import load_model_module
 from .response_frames import FINAL, encode_responses, send_final_error, send_response
 
@@ -160,6 +160,7 @@ class Instance:
         ctx = self.ctx
         if ret is None:
             if ctx.decoupled:
+                _send_reschedules(c, requests)
                 return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
             return self.returned_none(tag, requests)
         if ctx.decoupled:
@@ -179,6 +180,10 @@ class Instance:
             if resp is None:
                 any_none = True
                 continue
+            if req._release_flags == RELEASE_RESCHEDULE:
+                raise _BatchError(
+                    "Expected a None object in the execute function return list for "
+                    "reschduled request, found type '%s'." % type(resp))
             if not isinstance(resp, InferenceResponse):
                 raise _BatchError(
                     "Expected an 'InferenceResponse' object in the execute function return "
@@ -190,11 +195,12 @@ class Instance:
                 except TritonModelException as e:
                     raise _BatchError(str(e))
         if any_none:
-            # Some requests were answered through their sender: send the others as
-            # Send frames too, so ExecuteDone carries n = 0.
+            # Some requests were answered through their sender (or rescheduled): send
+            # the others as Send frames too, so ExecuteDone carries n = 0.
             for req, resp in zip(requests, ret):
                 if resp is not None:
                     send_response(c, req._rid, req._outputs, resp, FINAL)
+            _send_reschedules(c, requests)
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         out = [_ERR_NONE, P.U32.pack(len(ret))]
         encode_responses(c, [(resp, req._outputs) for req, resp in zip(requests, ret)], out)
@@ -206,14 +212,17 @@ class Instance:
         (Triton 2.51 never answers them)."""
         text = ("Expected a list in the execute return, found type '%s'."
                 % type(None))
-        unused = [req for req in requests if not _sender_obtained(req)]
+        unused = [req for req in requests
+                  if not _sender_obtained(req) and not _rescheduled(req)]
         if not unused:
+            _send_reschedules(self.c, requests)
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         if len(unused) == len(requests):
             return self.batch_error(tag, requests, text)
         message = batch_error_message(self.ctx.instance_name, text)
         self.log_error(message)
         self._fail_open_senders(unused, message)
+        _send_reschedules(self.c, requests)
         return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
 
     def _fail_open_senders(self, requests, message):
@@ -286,6 +295,20 @@ def batch_error_message(instance_name, text):
     instance (`model_instance_name`, e.g. 'add_sub_0_0'), not the model."""
     return ("Failed to process the request(s) for model '%s', message: %s"
             % (instance_name, text))
+
+
+def _rescheduled(req):
+    """Whether the model released the request with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
+    (iterative sequences: the scheduler gives it to the model again)."""
+    return req._release_flags & RELEASE_RESCHEDULE != 0
+
+
+def _send_reschedules(conn, requests):
+    """Tells the server which requests of a batch that went well were rescheduled; before
+    the batch's ExecuteDone. (After a failed batch, Triton releases every request.)"""
+    rids = [req._rid for req in requests if _rescheduled(req)]
+    if rids:
+        conn.send(P.reschedule_frame(rids))
 
 
 def _sender_obtained(req):

@@ -9,6 +9,8 @@ import enum
 import os
 import sys
 
+from .argcheck import as_str, fail
+
 
 class LogLevel(enum.IntEnum):
     INFO = 0
@@ -30,9 +32,13 @@ def emit(level, message, filename, line):
 
 
 def _log(message, level, depth):
-    level = LogLevel(level)
+    # as pybind11 converts Triton's (std::string message, LogLevel level): TypeError for
+    # a message that is no str or bytes, a level that is no LogLevel (a plain int too)
+    message = as_str(message, "Logger.log", "message")
+    if not isinstance(level, LogLevel):
+        fail("Logger.log", "level", level)
     f = sys._getframe(depth)
-    emit(int(level), str(message), os.path.basename(f.f_code.co_filename), f.f_lineno)
+    emit(int(level), message, os.path.basename(f.f_code.co_filename), f.f_lineno)
 
 
 class Logger:

@@ -12,12 +12,15 @@ import enum
 import json
 import threading
 
-from .errors import TritonError, TritonModelException, not_supported
+from .argcheck import as_int, as_objects, as_str, as_str_list, fail
+from .errors import TritonError, TritonModelException
 from .tensors import Tensor
 
 # pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL (the wire's FLAG_FINAL too: flags go to the
 # server as given)
 COMPLETE_FINAL = 1
+# pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE (iterative sequences)
+RELEASE_RESCHEDULE = 2
 BLS_ONLY = "BLS is only supported during the 'execute' function."
 
 
@@ -57,24 +60,39 @@ def parameters_to_json(parameters):
     return json.dumps(parameters)
 
 
-def _check_tensors(tensors, what):
-    tensors = list(tensors)
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            raise TypeError("%s must be a list of pb_utils.Tensor, found %s" % (what, type(t)))
-    return tensors
+def _tensor_list(value, function, argument):
+    """A list of pb_utils.Tensor, as pybind11 converts it (TypeError for anything else but
+    None items); None when an item is None (Triton's own check, the caller's text)."""
+    if value.__class__ is list:
+        for t in value:
+            if t.__class__ is not Tensor:
+                break
+        else:
+            return value[:]
+    items = as_objects(value, Tensor, function, argument)
+    return None if any(t is None for t in items) else items
+
+
+_U32_MAX = (1 << 32) - 1
+_U64_MAX = (1 << 64) - 1
+_I64 = (-(1 << 63), (1 << 63) - 1)
 
 
 class InferenceResponse:
     __slots__ = ("_outputs", "_error", "_params", "_block")
 
-    def __init__(self, output_tensors=None, error=None, parameters=None):
-        self._outputs = [] if output_tensors is None else _check_tensors(
-            output_tensors, "output_tensors")
+    def __init__(self, output_tensors=(), error=None, parameters=None):
+        # pybind11's conversions first (TypeError), then Triton's check of the values
+        outputs = _tensor_list(output_tensors, "InferenceResponse", "output_tensors")
         if error is not None and not isinstance(error, TritonError):
-            raise TypeError("error must be a pb_utils.TritonError or None")
+            raise TypeError("InferenceResponse(): error must be a pb_utils.TritonError or "
+                            "None, not '%s'" % type(error).__name__)
+        if outputs is None:
+            raise TritonModelException(
+                "Output tensor for inference response should not be empty.")
+        self._outputs = outputs
         self._error = error
-        self._params = parameters_to_json(parameters)
+        self._params = "{}" if parameters is None else parameters_to_json(parameters)
         self._block = None
 
     def output_tensors(self):
@@ -102,37 +120,53 @@ class InferenceRequest:
     def __init__(self, request_id="", correlation_id=0, inputs=None,
                  requested_output_names=None, model_name=None, model_version=-1, flags=0,
                  timeout=0, preferred_memory=None, trace=None, parameters=None):
-        if inputs is None or requested_output_names is None or model_name is None:
-            raise TypeError(
-                "InferenceRequest(): inputs, requested_output_names and model_name are "
-                "required")
-        if not isinstance(correlation_id, (int, str)) or isinstance(correlation_id, bool):
-            raise TritonModelException("Correlation ID must be integer or string")
-        self._request_id = str(request_id)
-        self._corr = correlation_id
-        self._inputs = _check_tensors(inputs, "inputs")
-        self._outputs = [str(o) for o in requested_output_names]
-        self._model_name = str(model_name)
-        self._model_version = int(model_version)
-        self._flags = int(flags)
-        self._timeout = int(timeout)
+        # pybind11's conversions first (TypeError; strings may be bytes), then Triton's
+        # checks of the values (TritonModelException)
+        f = "InferenceRequest"
+        request_id = as_str(request_id, f, "request_id")
+        if correlation_id is None:
+            fail(f, "correlation_id", None)
+        inputs = _tensor_list(inputs, f, "inputs")
+        outputs = as_str_list(requested_output_names, f, "requested_output_names")
+        model_name = as_str(model_name, f, "model_name")
+        model_version = as_int(model_version, f, "model_version", *_I64)
+        flags = as_int(flags, f, "flags", 0, _U32_MAX)
+        timeout = as_int(timeout, f, "timeout", 0, _U64_MAX)
+        if preferred_memory is not None and not isinstance(preferred_memory,
+                                                           PreferredMemory):
+            fail(f, "preferred_memory", preferred_memory)
+        if trace is not None and not isinstance(trace, InferenceTrace):
+            fail(f, "trace", trace)
         self._params = parameters_to_json(parameters)
+        if isinstance(correlation_id, int):  # bool too, as pybind11's py::int_
+            correlation_id = int(correlation_id)
+        elif isinstance(correlation_id, str):
+            correlation_id = str(correlation_id)
+        else:
+            raise TritonModelException("Correlation ID must be integer or string")
+        if inputs is None:
+            raise TritonModelException(
+                "Input tensor for request with id '%s' and model name '%s' should not "
+                "be empty." % (request_id, model_name))
+        for o in outputs:
+            if o == "":
+                raise TritonModelException(
+                    "Requested output name for request with id '%s' and model name '%s' "
+                    "should not be empty." % (request_id, model_name))
+        self._request_id = request_id
+        self._corr = correlation_id
+        self._inputs = inputs
+        self._outputs = outputs
+        self._model_name = model_name
+        self._model_version = model_version
+        self._flags = flags
+        self._timeout = timeout
         self._rid = None
         self._sender = None
         self._block = None
         self._release_flags = 1
         self._preferred_memory = preferred_memory
         self._trace = trace
-        for t in self._inputs:
-            if t.name() == "":
-                raise TritonModelException(
-                    "Input tensor for request with id '%s' and model name '%s' should not "
-                    "be empty." % (self._request_id, self._model_name))
-        for o in self._outputs:
-            if o == "":
-                raise TritonModelException(
-                    "Requested output name for request with id '%s' and model name '%s' "
-                    "should not be empty." % (self._request_id, self._model_name))
 
     def inputs(self):
         return self._inputs
@@ -165,10 +199,9 @@ class InferenceRequest:
         return self._trace if self._trace is not None else InferenceTrace()
 
     def set_release_flags(self, flags):
-        if flags != 1:
-            not_supported("InferenceRequest.set_release_flags with "
-                          "TRITONSERVER_REQUEST_RELEASE_RESCHEDULE")
-        self._release_flags = flags
+        """TRITONSERVER_REQUEST_RELEASE_ALL (1, the default) or _RESCHEDULE (2: a model
+        with iterative sequences gets the request again in a later batch)."""
+        self._release_flags = as_int(flags, "set_release_flags", "flags", 0, _U32_MAX)
 
     def get_response_sender(self):
         s = self._sender

@@ -25,6 +25,7 @@ LOG = 38
 RELEASE_OUT = 39
 FINALIZE_DONE = 40
 AUTO_COMPLETE_DONE = 41
+RESCHEDULE = 42
 
 NO_ERROR = 0xFFFFFFFF
 NO_BLOCK = 0xFFFFFFFFFFFFFFFF
@@ -232,6 +233,12 @@ def release_frame(offsets):
     return HDR.pack(len(body) + 12, RELEASE_OUT, 0) + body
 
 
+def reschedule_frame(rids):
+    n = len(rids)
+    body = U32.pack(n) + struct.pack("<%dQ" % n, *rids)
+    return HDR.pack(len(body) + 12, RESCHEDULE, 0) + body
+
+
 # ---------------------------------------------------------------- server-side helpers
 # Used by tests (and handy for debugging): encoders of server -> stub frames and a
 # decoder of stub -> server frames.
@@ -339,6 +346,9 @@ def decode_stub_frame(kind, tag, body):
     elif kind == RELEASE_OUT:
         n = r.u32()
         d["offsets"] = [r.u64() for _ in range(n)]
+    elif kind == RESCHEDULE:
+        n = r.u32()
+        d["rids"] = [r.u64() for _ in range(n)]
     elif kind == AUTO_COMPLETE_DONE:
         d["error"] = r.error()
         d["config"] = r.str()

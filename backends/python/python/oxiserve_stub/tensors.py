@@ -7,6 +7,8 @@ import struct
 
 import numpy as np
 
+from .argcheck import as_str, fail
+from .dlpack import bf16_capsule, is_capsule, take_bf16
 from .errors import TritonModelException
 
 BOOL, UINT8, UINT16, UINT32, UINT64 = 1, 2, 3, 4, 5
@@ -24,6 +26,7 @@ WIRE_NP = {
 _NP_TO_CODE = {v: k for k, v in WIRE_NP.items() if k not in (BYTES, BF16)}
 
 _U32 = struct.Struct("<I")
+_NDARRAY = np.ndarray
 _LITTLE = np.little_endian
 
 
@@ -101,11 +104,15 @@ class Tensor:
     __slots__ = ("_name", "_dtype", "_np", "_raw", "_dims", "__weakref__")
 
     def __init__(self, name, data):
-        if not isinstance(name, str):
-            raise TypeError("Tensor name must be a str")
+        # pybind11's conversions first (TypeError: a str or bytes name, a numpy array),
+        # then Triton's checks
+        if name.__class__ is not str:
+            name = as_str(name, "Tensor", "name")
+        if data.__class__ is not _NDARRAY and not isinstance(data, _NDARRAY):
+            fail("Tensor", "data", data)
         if name == "":
             raise TritonModelException("Tensor name cannot be an empty string.")
-        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        arr = data
         code = np_to_code(arr.dtype)
         if code is None:
             raise TritonModelException(
@@ -168,18 +175,21 @@ class Tensor:
         a = self._np if self._np is not None else self._raw
         return a.ctypes.data
 
-    def _dl_array(self):
+    def _capsule(self):
         if self._dtype == BYTES:
             raise TritonModelException("DLPack does not have support for string tensors.")
+        a = self._np if self._np is not None else self._raw
+        if not a.flags.writeable:  # (numpy's from_dlpack arrays): DLPack cannot say so
+            a = a.copy()
         if self._np is not None:
-            return self._np
-        return self._raw  # BF16: exported as uint16 (numpy has no bfloat16)
+            return a.__dlpack__()
+        return bf16_capsule(a)  # BF16: a uint16 array, exported as bfloat16
 
     def to_dlpack(self):
-        return self._dl_array().__dlpack__()
+        return self._capsule()
 
     def __dlpack__(self, stream=None):
-        return self._dl_array().__dlpack__()
+        return self._capsule()
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -189,22 +199,35 @@ class Tensor:
         if name == "":
             raise TritonModelException("Tensor name cannot be an empty string.")
         if not hasattr(tensor, "__dlpack__"):
-            if type(tensor).__name__ == "PyCapsule":
-                tensor = _DLPackCapsule(tensor)
-            else:
+            if not is_capsule(tensor):
                 raise TritonModelException(
                     "Provided tensor is not supported. Tensor must be a DLPack capsule "
                     "or have the `__dlpack__` and `__dlpack_device__` attributes.")
-        elif hasattr(tensor, "__dlpack_device__"):
-            dev = tensor.__dlpack_device__()
-            if int(dev[0]) not in (1, 3):
-                raise TritonModelException(
-                    "GPU tensors are not supported by oxiserve's Python backend")
+            capsule = tensor
+        else:
+            if hasattr(tensor, "__dlpack_device__"):
+                dev = tensor.__dlpack_device__()
+                if int(dev[0]) not in (1, 3):
+                    raise TritonModelException(
+                        "GPU tensors are not supported by oxiserve's Python backend")
+            try:
+                capsule = tensor.__dlpack__()
+            except (BufferError, RuntimeError, TypeError, ValueError) as e:
+                raise TritonModelException("Unable to convert the DLPack tensor: %s" % e)
+        bf16 = take_bf16(capsule)  # then numpy reads it as uint16
         try:
-            arr = np.from_dlpack(tensor)
+            arr = np.from_dlpack(_DLPackCapsule(capsule))
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
             raise TritonModelException("Unable to convert the DLPack tensor: %s" % e)
-        return Tensor(name, arr)
+        if not bf16:
+            return Tensor(name, arr)
+        t = Tensor.__new__(Tensor)
+        t._name = as_str(name, "Tensor.from_dlpack", "name")
+        t._dtype = BF16
+        t._np = None
+        t._raw = np.ascontiguousarray(arr)
+        t._dims = list(arr.shape)
+        return t
 
     def __repr__(self):
         return "Tensor(%r, dtype=%d, shape=%r)" % (self._name, self._dtype, self.shape())

@@ -223,7 +223,7 @@ def _tensor_sets():
         "plain": [[Tensor("OUTPUT0", f32), Tensor("OUTPUT1", -f32)]] * 3,
         "every dtype": [[Tensor("t%d" % c, np.ones((1, 3), d)) for c, d in WIRE_NP.items()
                          if c not in (BYTES, BF16)]],
-        "scalar and empty": [[Tensor("s", np.float64(2.5)), Tensor("e", np.zeros((0, 2)))]],
+        "scalar and empty": [[Tensor("s", np.array(2.5)), Tensor("e", np.zeros((0, 2)))]],
         "non-contiguous input": [[Tensor("T", np.arange(12).reshape(3, 4)[:, ::2])]],
         "no outputs": [[], []],
         "bytes": [[Tensor("B", np.array([b"ab", "é"], dtype=object)), Tensor("F", f32)]],

@@ -510,3 +510,42 @@ def test_both_directions_full_at_once(stub, tmp_path):
             break
     assert got == n
     stub.expect(P.EXECUTE_DONE)
+
+
+def test_rescheduled_requests_precede_execute_done(stub, tmp_path):
+    """Requests released with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE (None in the returned
+    list, or any request of a decoupled model) are named in a Reschedule frame before the
+    batch's ExecuteDone; a response returned for one fails the batch (Triton's text), and
+    then nothing is rescheduled."""
+    f = write_model(tmp_path, """
+        import numpy as np
+        import triton_python_backend_utils as pb_utils
+        RESCHEDULE = pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
+        class TritonPythonModel:
+            def execute(self, requests):
+                out = []
+                for r in requests:
+                    mode = r.request_id()
+                    if mode.startswith("again"):
+                        r.set_release_flags(RESCHEDULE)
+                    out.append(None if mode == "again" else pb_utils.InferenceResponse(
+                        [pb_utils.Tensor("O", np.array([1], np.int8))]))
+                return out
+    """)
+    assert stub.init(f) == (None, "")
+    stub.execute([{"rid": 1, "request_id": "again"}, {"rid": 2, "request_id": "done"}],
+                 wait=False)
+    frames = [stub.recv()]
+    while frames[-1]["kind"] != P.EXECUTE_DONE:
+        frames.append(stub.recv())
+    assert [(d["kind"], d["tag"]) for d in frames] == [
+        (P.SEND, 2), (P.RESCHEDULE, 0), (P.EXECUTE_DONE, stub.next_batch)]
+    assert frames[1]["rids"] == [1]
+    assert frames[2]["error"] == (None, "") and frames[2]["responses"] == []
+    stub.execute([{"rid": 3, "request_id": "again_but_answered"}], wait=False)
+    d = stub.expect(P.EXECUTE_DONE)
+    assert d["error"][0] == 1
+    assert d["error"][1].startswith(
+        "Failed to process the request(s) for model 'm_0_0', message: Expected a None "
+        "object in the execute function return list for reschduled request, found type")
+    assert all(p["kind"] != P.RESCHEDULE for p in stub.pending)

@@ -165,8 +165,10 @@ def test_classes():
     with pytest.raises(pb_utils.TritonModelException) as ex:
         pb_utils.MetricFamily("n", "d", pb_utils.MetricFamily.COUNTER)
     assert "not supported by oxiserve yet" in str(ex.value)
-    with pytest.raises(pb_utils.TritonModelException):
-        r.set_release_flags(pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE)
+    r.set_release_flags(pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE)
+    assert r._release_flags == 2
+    with pytest.raises(TypeError):
+        r.set_release_flags(None)
     assert r.trace().get_context() is None
     resp = pb_utils.InferenceResponse([t], error=None)
     assert pb_utils.get_output_tensor_by_name(resp, "x") is t
@@ -207,3 +209,31 @@ def test_str_dtype_tensor():
     t = pb_utils.Tensor("s", np.array(["ab", "é"]))
     assert t.triton_dtype() == 13
     assert serialize_bytes(t.as_numpy()) == b"\x02\x00\x00\x00ab\x02\x00\x00\x00\xc3\xa9"
+
+
+def test_bf16_through_dlpack():
+    """A BF16 tensor has no numpy form; its DLPack capsule says bfloat16, and a bfloat16
+    capsule becomes a BF16 tensor again (its bits unchanged)."""
+    from oxiserve_stub.tensors import BF16, Tensor
+    bits = np.array([[0x3f80, 0x4020], [0xc040, 0x0000]], dtype=np.uint16)  # 1, 2.5, -3, 0
+    t = Tensor._wire("B", BF16, [2, 2], bits)
+    with pytest.raises(pb_utils.TritonModelException, match="Tensor dtype is BF16"):
+        t.as_numpy()
+    for source in (t.to_dlpack(), t):
+        back = pb_utils.Tensor.from_dlpack("C", source)
+        assert back.triton_dtype() == BF16 and back.shape() == [2, 2]
+        with pytest.raises(pb_utils.TritonModelException, match="cannot be converted"):
+            back.as_numpy()
+        np.testing.assert_array_equal(back._raw, bits)
+    with pytest.raises((BufferError, TypeError, ValueError, RuntimeError)):
+        np.from_dlpack(t)  # numpy cannot read bfloat16
+    capsule = t.to_dlpack()
+    pb_utils.Tensor.from_dlpack("D", capsule)
+    with pytest.raises(pb_utils.TritonModelException):  # a capsule is consumed once
+        pb_utils.Tensor.from_dlpack("E", capsule)
+    torch = pytest.importorskip("torch")
+    seen = torch.utils.dlpack.from_dlpack(t.to_dlpack())
+    assert seen.dtype == torch.bfloat16 and seen.tolist() == [[1.0, 2.5], [-3.0, 0.0]]
+    doubled = pb_utils.Tensor.from_dlpack("F", torch.utils.dlpack.to_dlpack(seen * 2))
+    assert doubled.triton_dtype() == BF16
+    assert torch.utils.dlpack.from_dlpack(doubled).tolist() == [[2.0, 5.0], [-6.0, 0.0]]

@@ -75,6 +75,7 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             offsets: r.offsets()?,
         },
         FromStubKind::FinalizeDone => FromStub::FinalizeDone { error: r.error()? },
+        FromStubKind::Reschedule => FromStub::Reschedule { rids: r.offsets()? },
         FromStubKind::AutoCompleteDone => FromStub::AutoCompleteDone {
             error: r.error()?,
             config_json: r.str()?,

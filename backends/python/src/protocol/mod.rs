@@ -76,6 +76,7 @@ pub enum FromStubKind {
     Release = 39,
     FinalizeDone = 40,
     AutoCompleteDone = 41,
+    Reschedule = 42,
 }
 
 impl FromStubKind {
@@ -93,6 +94,7 @@ impl FromStubKind {
             Release,
             FinalizeDone,
             AutoCompleteDone,
+            Reschedule,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -342,6 +344,11 @@ pub enum FromStub {
     AutoCompleteDone {
         error: Option<Error>,
         config_json: String,
+    },
+    /// Requests the model released with `TRITONSERVER_REQUEST_RELEASE_RESCHEDULE`
+    /// in the batch whose `ExecuteDone` follows: they go back to the scheduler.
+    Reschedule {
+        rids: Vec<u64>,
     },
 }
 

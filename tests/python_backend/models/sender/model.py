@@ -49,4 +49,16 @@ class TritonPythonModel:
             elif mode == "two_sends":
                 sender.send(out("first"))
                 sender.send(out("second"), flags=FINAL)
+            elif mode == "final_then_return":
+                sender.send(out("sent"), flags=FINAL)
+                return [out("returned")]
+            elif mode == "send_then_return":
+                sender.send(out("sent"))
+                return [out("returned")]
+            elif mode == "send_then_raise":
+                sender.send(out("sent"))
+                raise pb_utils.TritonModelException("raised after sending")
+            elif mode == "final_then_return_none_list":
+                sender.send(out("sent"), flags=FINAL)
+                return [None]
         return None

@@ -22,6 +22,7 @@ impl FromStub {
             FromStub::Release { .. } => (FromStubKind::Release, 0),
             FromStub::FinalizeDone { .. } => (FromStubKind::FinalizeDone, 0),
             FromStub::AutoCompleteDone { .. } => (FromStubKind::AutoCompleteDone, 0),
+            FromStub::Reschedule { .. } => (FromStubKind::Reschedule, 0),
         };
         let mut out = Vec::new();
         let mut w = Writer::frame(&mut out, kind as u32, tag);
@@ -78,6 +79,7 @@ impl FromStub {
                 w.str(message);
             }
             FromStub::Release { offsets } => w.offsets(offsets),
+            FromStub::Reschedule { rids } => w.offsets(rids),
             FromStub::AutoCompleteDone { error, config_json } => {
                 w.error(error);
                 w.str(config_json);

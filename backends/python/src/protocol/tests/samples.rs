@@ -168,6 +168,7 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
         FromStub::Release {
             offsets: vec![128, 0],
         },
+        FromStub::Reschedule { rids: vec![3, 9] },
         FromStub::FinalizeDone { error: None },
         FromStub::AutoCompleteDone {
             error: None,
