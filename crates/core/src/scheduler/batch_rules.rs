@@ -105,6 +105,16 @@ impl BatchRules {
         scan
     }
 
+    /// Whether the scanned batch cannot grow any more: the next request
+    /// cannot join it, it reached the largest preferred size, or, without a
+    /// queue delay, a preferred size. Triton's batcher stops adding requests
+    /// to the payload it prepared for a busy instance then ("saturated").
+    pub fn saturated(&self, scan: &Scan) -> bool {
+        scan.full
+            || scan.size >= self.max_preferred()
+            || (self.max_queue_delay.is_zero() && scan.best.is_some())
+    }
+
     /// The batch to send at `now` from a non-empty `scan`, or when to look
     /// again; once `stopped`, nothing waits.
     pub fn cut(&self, scan: &Scan, now: Instant, stopped: bool) -> Cut {

@@ -13,7 +13,7 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use oxiserve_types::{Error, Result};
 use parking_lot::Mutex;
 
-use super::{BatchSource, Job, Retired};
+use super::{BatchSource, InstanceLoad, Job, Retired, Waiting};
 
 /// The queue's sending side, shared by all requests of one model version.
 #[derive(Debug)]
@@ -21,6 +21,8 @@ pub(crate) struct DefaultScheduler {
     tx: Mutex<Option<Sender<Job>>>,
     rx: Receiver<Job>,
     pending: Arc<AtomicUsize>,
+    /// Requests instances took while busy with another (pipelining backends).
+    waiting: Waiting,
 }
 
 impl DefaultScheduler {
@@ -30,6 +32,7 @@ impl DefaultScheduler {
             tx: Mutex::new(Some(tx)),
             rx,
             pending: Arc::default(),
+            waiting: Waiting::default(),
         }
     }
 
@@ -44,9 +47,9 @@ impl DefaultScheduler {
         })
     }
 
-    /// Requests queued and not yet taken by an instance.
+    /// Requests queued, or taken by an instance that did not start them.
     pub fn pending(&self) -> usize {
-        self.pending.load(Ordering::Relaxed)
+        self.pending.load(Ordering::Relaxed) + self.waiting.get()
     }
 
     /// Accepts no more requests; instances finish what is queued, then stop.
@@ -60,6 +63,10 @@ impl DefaultScheduler {
             rx: self.rx.clone(),
             pending: self.pending.clone(),
             retired,
+            // A busy instance may take the next request (as Triton's
+            // scheduler prepares it for the instance): a lone request cannot
+            // grow into a batch.
+            load: Arc::new(InstanceLoad::new(self.waiting.clone(), None)),
         })
     }
 }
@@ -68,6 +75,7 @@ struct QueueSource {
     rx: Receiver<Job>,
     pending: Arc<AtomicUsize>,
     retired: Retired,
+    load: Arc<InstanceLoad>,
 }
 
 impl QueueSource {
@@ -86,8 +94,14 @@ impl BatchSource for QueueSource {
             return None;
         }
         let job = wait_briefly(&self.rx).or_else(|| self.wait())?;
+        // Taken first: the job counts as pending in one place or the other.
+        self.load.take(1);
         self.pending.fetch_sub(1, Ordering::Relaxed);
         Some(vec![job])
+    }
+
+    fn load(&self) -> Arc<InstanceLoad> {
+        self.load.clone()
     }
 }
 

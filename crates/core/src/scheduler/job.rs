@@ -12,6 +12,7 @@ use std::{
 use crossbeam_channel::{Receiver, Sender};
 use oxiserve_backend::BackendRequest;
 
+use super::InstanceLoad;
 use crate::stats::RequestRecord;
 
 /// A request waiting to execute.
@@ -28,6 +29,10 @@ pub(crate) trait BatchSource: Send {
     /// The next batch to execute; `None` when the scheduler stopped and its
     /// queue is drained.
     fn next_batch(&mut self) -> Option<Vec<Job>>;
+
+    /// The instance's load: the source takes each batch it hands out there,
+    /// the runner ends it there.
+    fn load(&self) -> Arc<InstanceLoad>;
 }
 
 /// Asks one instance's source for no more batches (an instance update

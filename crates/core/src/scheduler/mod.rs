@@ -10,6 +10,7 @@ mod default;
 mod dynamic;
 mod ensemble;
 mod job;
+mod load;
 mod runner;
 mod sequence;
 
@@ -23,6 +24,7 @@ pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use ensemble::{EnsembleScheduler, StepHost};
 pub(crate) use job::{BatchSource, Job, Retired};
+pub(crate) use load::{InstanceLoad, Waiting};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
 pub(crate) use sequence::SequenceBatcher;
 
@@ -70,7 +72,8 @@ impl Scheduler {
         }
     }
 
-    /// Requests queued and not yet executing.
+    /// Requests queued, or handed to an instance that did not start them:
+    /// Triton's pending requests.
     pub fn pending(&self) -> usize {
         match self {
             Self::Default(d) => d.pending(),

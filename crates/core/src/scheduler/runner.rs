@@ -12,7 +12,7 @@ use std::{
 use oxiserve_backend::{ComputeTiming, InstanceContext, Model, ModelInstance};
 use oxiserve_types::{Error, ErrorKind, Result};
 
-use super::{BatchSource, Job};
+use super::{BatchSource, InstanceLoad, Job};
 use crate::{
     stats::{ExecutionTimes, StatsCollector},
     warmup::{self, WarmupSample},
@@ -97,8 +97,9 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
             return;
         }
     };
+    let load = source.load();
     while let Some(batch) = source.next_batch() {
-        execute(instance.as_mut(), batch, &stats, &label);
+        execute(instance.as_mut(), batch, &stats, &label, &load);
     }
 }
 
@@ -107,6 +108,7 @@ fn execute(
     batch: Vec<Job>,
     stats: &Arc<StatsCollector>,
     label: &str,
+    load: &Arc<InstanceLoad>,
 ) {
     let exec_start = Instant::now();
     let mut requests = Vec::with_capacity(batch.len());
@@ -125,6 +127,7 @@ fn execute(
         requests.push(job.request);
     }
     if requests.is_empty() {
+        load.ended();
         return;
     }
     let mut timing = ComputeTiming::default();
@@ -135,8 +138,11 @@ fn execute(
     let compute_start = timing.compute_start();
     let compute_end = timing.compute_end();
     let stats = stats.clone();
+    let load = load.clone();
     // A pipelining instance's batch ends after `execute` returned.
     timing.on_end(move |exec_end| {
+        // The instance's next batch starts now.
+        load.ended();
         let compute_start = compute_start.unwrap_or(exec_start).max(exec_start);
         let compute_end = compute_end
             .unwrap_or(exec_end)

@@ -33,7 +33,7 @@ use self::{
     queue::{Meta, Refusal, Removed},
     state::{Cancellable, Next, State},
 };
-use super::{BatchSource, Job, Retired};
+use super::{BatchSource, InstanceLoad, Job, Retired, Waiting};
 use crate::stats::FailureReason;
 
 /// One model version's dynamic batcher.
@@ -55,6 +55,14 @@ struct Shared {
     /// request wakes one only when some wait: a wake is a syscall, and under
     /// load every instance is busy.
     idle: AtomicUsize,
+    /// Wakes instances that still execute a batch and wait for the next
+    /// one to fill (see [`State`]): a request arrived, the instance freed
+    /// or the batcher stopped.
+    ahead: Condvar,
+    /// Instances waiting on `ahead`, changed under the `state` lock.
+    waiting_ahead: AtomicUsize,
+    /// Requests handed to busy instances, not started yet.
+    waiting: Waiting,
     /// Wakes the timer: a request arrived or the batcher stopped.
     timer: Condvar,
     /// Whether a timer thread waits on `timer` (a queue policy has a timeout).
@@ -71,6 +79,38 @@ impl Shared {
     /// Whether an instance waits for work (call with the `state` lock held).
     fn has_idle(&self) -> bool {
         self.idle.load(Ordering::Relaxed) > 0
+    }
+
+    /// Whether a busy instance waits for its next batch (call with the
+    /// `state` lock held).
+    fn has_waiting_ahead(&self) -> bool {
+        self.waiting_ahead.load(Ordering::Relaxed) > 0
+    }
+
+    /// Wakes the instances a new or remaining request may concern.
+    fn wake_for_requests(&self, idle: bool, ahead: bool) {
+        if idle {
+            self.work.notify_one();
+        }
+        if ahead {
+            self.ahead.notify_all();
+        }
+    }
+
+    /// Waits on `ahead` as a busy instance, until a request arrives or its
+    /// batch ends (`load` wakes it then).
+    fn wait_ahead<'a>(
+        &self,
+        mut state: MutexGuard<'a, State<Job>>,
+        load: &InstanceLoad,
+    ) -> MutexGuard<'a, State<Job>> {
+        self.waiting_ahead.fetch_add(1, Ordering::Relaxed);
+        load.wake_when_free();
+        if load.is_busy() {
+            self.ahead.wait(&mut state);
+        }
+        self.waiting_ahead.fetch_sub(1, Ordering::Relaxed);
+        state
     }
 
     /// Waits on `work` as an idle instance, at most `timeout` when given.
@@ -110,6 +150,9 @@ impl DynamicBatcher {
             state: Mutex::new(State::new(batching, BatchPlan::of(config))),
             work: Condvar::new(),
             idle: AtomicUsize::new(0),
+            ahead: Condvar::new(),
+            waiting_ahead: AtomicUsize::new(0),
+            waiting: Waiting::default(),
             timer: Condvar::new(),
             timed,
             padding,
@@ -157,13 +200,12 @@ impl DynamicBatcher {
         };
         let mut state = self.shared.lock();
         let refused = state.enqueue(job, meta, Instant::now());
-        let wake = self.shared.has_idle();
+        let idle = self.shared.has_idle();
+        let ahead = self.shared.has_waiting_ahead();
         drop(state);
         match refused {
             Ok(()) => {
-                if wake {
-                    self.shared.work.notify_one();
-                }
+                self.shared.wake_for_requests(idle, ahead);
                 if self.shared.timed {
                     self.shared.timer.notify_one();
                 }
@@ -177,15 +219,16 @@ impl DynamicBatcher {
         }
     }
 
-    /// Requests queued and not yet taken by an instance.
+    /// Requests queued, or taken by a busy instance that did not start them.
     pub fn pending(&self) -> usize {
-        self.shared.lock().len()
+        self.shared.lock().len() + self.shared.waiting.get()
     }
 
     /// Accepts no more requests; instances execute what is queued, then stop.
     pub fn stop(&self) {
         self.shared.lock().stop();
         self.shared.work.notify_all();
+        self.shared.ahead.notify_all();
         self.shared.timer.notify_all();
         let timer = self.timer.lock().take();
         if let Some(thread) = timer {
@@ -195,15 +238,27 @@ impl DynamicBatcher {
 
     /// A source for one more instance runner.
     pub fn source(&self, retired: Retired) -> Box<dyn BatchSource> {
+        let shared = self.shared.clone();
+        // Under the lock, so that a source about to wait hears it; with
+        // nothing queued, the next request wakes it instead.
+        let freed = move || {
+            let queued = shared.lock().len() > 0;
+            if queued {
+                shared.ahead.notify_all();
+            }
+        };
+        let load = InstanceLoad::new(self.shared.waiting.clone(), Some(Box::new(freed)));
         Box::new(DynamicSource {
             shared: self.shared.clone(),
             retired,
+            load: Arc::new(load),
         })
     }
 
     /// Wakes the instances that wait for work, so that a retired one stops.
     pub fn wake_idle(&self) {
         self.shared.work.notify_all();
+        self.shared.ahead.notify_all();
     }
 }
 
@@ -255,6 +310,7 @@ fn finish_removed(removed: Removed<Job>) {
 struct DynamicSource {
     shared: Arc<Shared>,
     retired: Retired,
+    load: Arc<InstanceLoad>,
 }
 
 impl BatchSource for DynamicSource {
@@ -268,7 +324,8 @@ impl BatchSource for DynamicSource {
                 return None;
             }
             let now = Instant::now();
-            let step = state.next(now);
+            let busy = self.load.is_busy();
+            let step = state.next(now, busy);
             let answered = !step.removed.is_empty();
             if answered {
                 drop(state);
@@ -277,9 +334,10 @@ impl BatchSource for DynamicSource {
             }
             match step.next {
                 Next::Batch(mut batch) => {
-                    if state.len() > 0 && shared.has_idle() {
-                        // Another free instance may take what is left.
-                        shared.work.notify_one();
+                    self.load.take(batch.len());
+                    if state.len() > 0 {
+                        // Another instance may take what is left.
+                        shared.wake_for_requests(shared.has_idle(), shared.has_waiting_ahead());
                     }
                     drop(state);
                     if let Some(padding) = &shared.padding {
@@ -289,9 +347,11 @@ impl BatchSource for DynamicSource {
                 }
                 Next::Stopped => {
                     shared.work.notify_all();
+                    shared.ahead.notify_all();
                     return None;
                 }
                 _ if answered => continue,
+                Next::WaitForRequests if busy => state = shared.wait_ahead(state, &self.load),
                 Next::WaitForRequests => state = shared.wait_for_work(state, None),
                 Next::WaitUntil(at) => {
                     let timeout = at.saturating_duration_since(now);
@@ -299,6 +359,10 @@ impl BatchSource for DynamicSource {
                 }
             }
         }
+    }
+
+    fn load(&self) -> Arc<InstanceLoad> {
+        self.load.clone()
     }
 }
 

@@ -3,12 +3,17 @@
 //! gets a batch, or the time to ask again.
 //!
 //! Requests join a batch in queue order (by priority level), and
-//! [`BatchRules`] cut it.
+//! [`BatchRules`] cut it. An instance still busy with a batch (a backend that
+//! pipelines) gets the next one only once it cannot grow any more, as
+//! Triton's batcher keeps adding requests to the payload it prepared for a
+//! busy instance until the payload is full; and none at all where a queue
+//! policy limits or times the queue, or priority levels order it (Triton
+//! prepares no payload ahead then).
 
 use std::time::Instant;
 
 use oxiserve_config::BatchPlan;
-use oxiserve_proto::inference::ModelDynamicBatching;
+use oxiserve_proto::inference::{ModelDynamicBatching, ModelQueuePolicy};
 
 use super::queue::{Meta, PriorityQueues, Refusal, Removed};
 use crate::scheduler::batch_rules::{BatchRules, Cut};
@@ -44,6 +49,8 @@ pub(crate) struct State<T> {
     rules: BatchRules,
     queues: PriorityQueues<T>,
     stopped: bool,
+    /// Whether a busy instance may take a batch that cannot grow.
+    prefetch: bool,
 }
 
 impl<T: Cancellable> State<T> {
@@ -56,6 +63,7 @@ impl<T: Cancellable> State<T> {
             ),
             queues: PriorityQueues::new(config),
             stopped: false,
+            prefetch: prefetches(config),
         }
     }
 
@@ -94,14 +102,14 @@ impl<T: Cancellable> State<T> {
         self.queues.next_deadline()
     }
 
-    /// What a free instance does at `now`.
-    pub fn next(&mut self, now: Instant) -> Step<T> {
+    /// What an instance does at `now`; `busy`: it still executes a batch.
+    pub fn next(&mut self, now: Instant, busy: bool) -> Step<T> {
         let removed = self.expire(now);
-        let next = self.decide(now);
+        let next = self.decide(now, busy);
         Step { next, removed }
     }
 
-    fn decide(&mut self, now: Instant) -> Next<T> {
+    fn decide(&mut self, now: Instant, busy: bool) -> Next<T> {
         if self.queues.len() == 0 {
             return if self.stopped {
                 Next::Stopped
@@ -109,11 +117,19 @@ impl<T: Cancellable> State<T> {
                 Next::WaitForRequests
             };
         }
+        // Once stopped, busy instances help drain the queue.
+        let ahead = busy && !self.stopped;
+        if ahead && !self.prefetch {
+            return Next::WaitForRequests;
+        }
         let entries = self
             .queues
             .iter()
             .map(|e| (e.batch_size, e.enqueued, &e.key));
         let scan = self.rules.scan(entries);
+        if ahead && !self.rules.saturated(&scan) {
+            return Next::WaitForRequests;
+        }
         match self.rules.cut(&scan, now, self.stopped) {
             Cut::Take(count) => self.take(count),
             Cut::WaitUntil(wake) => {
@@ -127,6 +143,16 @@ impl<T: Cancellable> State<T> {
         let batch = self.queues.take(count);
         Next::Batch(batch.into_iter().map(|e| e.item).collect())
     }
+}
+
+/// Whether a busy instance may be handed a batch ahead: Triton prepares one
+/// only without priority levels and with a default queue policy that
+/// neither limits the queue nor times its requests.
+fn prefetches(config: &ModelDynamicBatching) -> bool {
+    let free = |p: &ModelQueuePolicy| {
+        p.max_queue_size == 0 && p.default_timeout_microseconds == 0 && !p.allow_timeout_override
+    };
+    config.priority_levels == 0 && config.default_queue_policy.as_ref().is_none_or(free)
 }
 
 #[cfg(test)]

@@ -100,10 +100,12 @@ fn free_instances_take_every_queued_request_then_stop() {
         .map(|_| {
             let mut source = fixture.batcher.source(Retired::default());
             thread::spawn(move || {
+                let load = source.load();
                 let mut seen = Vec::new();
                 while let Some(batch) = source.next_batch() {
                     assert!((1..=8).contains(&batch.len()));
                     seen.extend(batch.iter().map(id));
+                    load.ended();
                 }
                 seen
             })
@@ -133,10 +135,12 @@ fn a_waiting_instance_wakes_for_each_request() {
     let (tx, taken) = mpsc::channel();
     let mut source = fixture.batcher.source(Retired::default());
     let instance = thread::spawn(move || {
+        let load = source.load();
         while let Some(batch) = source.next_batch() {
             for job in &batch {
                 tx.send(id(job)).unwrap();
             }
+            load.ended();
         }
     });
     for i in 0..50 {
@@ -207,4 +211,58 @@ fn preserve_ordering_answers_in_arrival_order() {
     }
     let order: Vec<u32> = fixture.events.try_iter().map(|(id, _)| id).collect();
     assert_eq!(order, [0, 1, 2]);
+}
+
+#[test]
+fn a_busy_instance_takes_a_partial_batch_once_its_batch_ends() {
+    // A pipelining backend: the instance asks for its next batch while its
+    // first one still executes. The requests behind it wait for a batch of
+    // eight, pending, until that batch ends.
+    let fixture = Fixture::new(ModelDynamicBatching::default());
+    let mut source = fixture.batcher.source(Retired::default());
+    let load = source.load();
+    fixture.batcher.enqueue(fixture.job(0)).unwrap();
+    assert_eq!(source.next_batch().unwrap().len(), 1);
+    assert_eq!(fixture.batcher.pending(), 0, "executing");
+    let (tx, taken) = mpsc::channel();
+    let instance = thread::spawn(move || {
+        while let Some(batch) = source.next_batch() {
+            tx.send(batch.iter().map(id).collect::<Vec<_>>()).unwrap();
+        }
+    });
+    for i in 1..4 {
+        fixture.batcher.enqueue(fixture.job(i)).unwrap();
+    }
+    assert_eq!(fixture.batcher.pending(), 3);
+    assert!(taken.recv_timeout(Duration::from_millis(50)).is_err());
+    load.ended();
+    assert_eq!(taken.recv_timeout(WAIT), Ok(vec![1, 2, 3]));
+    assert_eq!(fixture.batcher.pending(), 0);
+    fixture.batcher.stop();
+    load.ended();
+    instance.join().unwrap();
+}
+
+#[test]
+fn a_full_batch_for_a_busy_instance_stays_pending_until_it_starts() {
+    let fixture = Fixture::new(ModelDynamicBatching::default());
+    let mut source = fixture.batcher.source(Retired::default());
+    let load = source.load();
+    for i in 0..9 {
+        fixture.batcher.enqueue(fixture.job(i)).unwrap();
+    }
+    assert_eq!(source.next_batch().unwrap().len(), 8);
+    assert_eq!(fixture.batcher.pending(), 1);
+    fixture.batcher.enqueue(fixture.job(9)).unwrap();
+    fixture.batcher.stop();
+    assert_eq!(
+        source.next_batch().unwrap().len(),
+        2,
+        "a stopped batcher drains"
+    );
+    assert_eq!(fixture.batcher.pending(), 2, "behind the executing batch");
+    load.ended();
+    assert_eq!(fixture.batcher.pending(), 0);
+    load.ended();
+    assert!(source.next_batch().is_none());
 }

@@ -14,7 +14,7 @@ use std::sync::{
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{Error, Result};
 
-use super::{BatchSource, Job};
+use super::{BatchSource, InstanceLoad, Job, Waiting};
 use crate::stats::StatsCollector;
 use run::Run;
 use shared::Ensemble;
@@ -70,5 +70,9 @@ struct NoBatches;
 impl BatchSource for NoBatches {
     fn next_batch(&mut self) -> Option<Vec<Job>> {
         None
+    }
+
+    fn load(&self) -> Arc<InstanceLoad> {
+        Arc::new(InstanceLoad::new(Waiting::default(), None))
     }
 }

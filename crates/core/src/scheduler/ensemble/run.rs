@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     scheduler::Job,
-    stats::{ExecutionTimes, RequestRecord, StepTimes},
+    stats::{ExecutionTimes, FailureReason, RequestRecord, StepTimes},
 };
 
 /// An ensemble request between its arrival and its response.
@@ -163,19 +163,27 @@ impl Run {
         }
     }
 
-    /// The requested ensemble outputs, all of which must have been produced.
+    /// The requested ensemble outputs, each of which must have been
+    /// produced or be absent (absent ones are left out, as in Triton).
     fn outputs(&self, state: &State) -> Result<Vec<Tensor>> {
-        self.requested_outputs
-            .iter()
-            .map(|name| state.tensor(name).cloned())
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                Error::invalid_arg(format!(
-                    "in ensemble '{}', unexpected deadlock, at least one output is not set \
-                     while no more ensemble steps can be made",
-                    self.ensemble.name
-                ))
-            })
+        let mut outputs = Vec::with_capacity(self.requested_outputs.len());
+        for name in &self.requested_outputs {
+            match state.tensor(name) {
+                Some(Some(tensor)) => outputs.push(tensor.clone()),
+                Some(None) => {}
+                None => {
+                    let id = match self.request_id.as_str() {
+                        "" => "<id_unknown>",
+                        id => id,
+                    };
+                    return Err(Error::invalid_arg(format!(
+                        "[request id: {id}] unexpected deadlock, at least one output is not \
+                         set while no more ensemble steps can be made"
+                    )));
+                }
+            }
+        }
+        Ok(outputs)
     }
 
     fn succeed(&self, sink: Option<ResponseSink>, outputs: Vec<Tensor>) {
@@ -192,9 +200,12 @@ impl Run {
         sink.respond(Ok(BackendResponse::new(outputs)));
     }
 
-    /// Answers with `error`, worded as Triton words a step's failure.
+    /// Answers with `error`, worded as Triton words a step's failure. As in
+    /// Triton, whatever failed, the ensemble counts an `OTHER` failure (its
+    /// step counted its own reason).
     fn fail(&self, sink: Option<ResponseSink>, error: Error) {
         let Some(sink) = sink else { return };
+        self.record.finished(Some(FailureReason::Other));
         let message = format!("in ensemble '{}', {}", self.ensemble.name, error.message);
         sink.respond(Err(Error::new(error.kind, message)));
     }

@@ -1,5 +1,11 @@
 //! Which ensemble steps can run: a plain state over the step graph, with no
 //! threads and no models, so that the execution order is unit-tested.
+//!
+//! As in Triton, a tensor may be absent: an optional ensemble input the
+//! request left out, or a step output its step did not produce. A step whose
+//! inputs all exist, present or absent, runs without its absent ones (their
+//! model inputs must be optional, else its model refuses the request), and
+//! an absent requested output is left out of the response.
 
 use std::collections::HashMap;
 
@@ -48,6 +54,8 @@ impl StepPlan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Plan {
     pub steps: Vec<StepPlan>,
+    /// The ensemble's optional inputs: absent when a request leaves them out.
+    pub optional_inputs: Vec<String>,
 }
 
 impl Plan {
@@ -59,32 +67,49 @@ impl Plan {
             }
             _ => Vec::new(),
         };
-        Self { steps }
+        let optional_inputs = config
+            .input
+            .iter()
+            .filter(|i| i.optional)
+            .map(|i| i.name.clone())
+            .collect();
+        Self {
+            steps,
+            optional_inputs,
+        }
     }
 }
 
-/// A step whose inputs all exist: its index and its model's inputs, named
-/// as the model names them (the data is shared, not copied).
+/// A step whose inputs all exist: its index and its model's present inputs,
+/// named as the model names them (the data is shared, not copied).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ReadyStep {
     pub index: usize,
     pub inputs: Vec<Tensor>,
 }
 
-/// One request's progress through the graph: the tensors produced so far and
-/// which steps were started and finished.
+/// One request's progress through the graph: the tensors produced so far
+/// (`None`: absent) and which steps were started and finished.
 #[derive(Debug)]
 pub(crate) struct State {
-    tensors: HashMap<String, Tensor>,
+    tensors: HashMap<String, Option<Tensor>>,
     started: Vec<bool>,
     running: usize,
 }
 
 impl State {
-    /// A request with the ensemble inputs `inputs`.
+    /// A request with the ensemble inputs `inputs`; the optional inputs it
+    /// leaves out are absent.
     pub fn new(plan: &Plan, inputs: Vec<Tensor>) -> Self {
+        let mut tensors: HashMap<_, _> = inputs
+            .into_iter()
+            .map(|t| (t.name.clone(), Some(t)))
+            .collect();
+        for name in &plan.optional_inputs {
+            tensors.entry(name.clone()).or_insert(None);
+        }
         Self {
-            tensors: inputs.into_iter().map(|t| (t.name.clone(), t)).collect(),
+            tensors,
             started: vec![false; plan.steps.len()],
             running: 0,
         }
@@ -97,27 +122,34 @@ impl State {
             if self.started[index] {
                 continue;
             }
-            let inputs: Option<Vec<Tensor>> = step
+            let ready_inputs = step
                 .inputs
                 .iter()
-                .map(|(model_input, tensor)| {
-                    self.tensors.get(tensor).map(|t| Tensor {
+                .all(|(_, t)| self.tensors.contains_key(t));
+            if !ready_inputs {
+                continue;
+            }
+            let inputs = step
+                .inputs
+                .iter()
+                .filter_map(|(model_input, tensor)| {
+                    let present = self.tensors.get(tensor)?.as_ref()?;
+                    Some(Tensor {
                         name: model_input.clone(),
-                        ..t.clone()
+                        ..present.clone()
                     })
                 })
                 .collect();
-            if let Some(inputs) = inputs {
-                self.started[index] = true;
-                self.running += 1;
-                ready.push(ReadyStep { index, inputs });
-            }
+            self.started[index] = true;
+            self.running += 1;
+            ready.push(ReadyStep { index, inputs });
         }
         ready
     }
 
     /// Step `index` finished with these outputs (named as its model names
-    /// them); those in its output map become ensemble tensors.
+    /// them); those in its output map become ensemble tensors, and those of
+    /// its output map it did not produce become absent ones.
     pub fn complete(&mut self, plan: &Plan, index: usize, outputs: Vec<Tensor>) {
         self.running = self.running.saturating_sub(1);
         let step = &plan.steps[index];
@@ -127,8 +159,11 @@ impl State {
                     name: tensor.clone(),
                     ..output
                 };
-                self.tensors.insert(tensor.clone(), renamed);
+                self.tensors.insert(tensor.clone(), Some(renamed));
             }
+        }
+        for (_, tensor) in &step.outputs {
+            self.tensors.entry(tensor.clone()).or_insert(None);
         }
     }
 
@@ -137,9 +172,10 @@ impl State {
         self.running == 0
     }
 
-    /// The ensemble tensor `name`, if it was produced (or given).
-    pub fn tensor(&self, name: &str) -> Option<&Tensor> {
-        self.tensors.get(name)
+    /// The ensemble tensor `name`: `Some(None)` when it is absent, `None`
+    /// while nothing produced it.
+    pub fn tensor(&self, name: &str) -> Option<Option<&Tensor>> {
+        self.tensors.get(name).map(Option::as_ref)
     }
 }
 
@@ -185,6 +221,7 @@ mod tests {
                 step("pre", &[("RAW", "input")], &[("OUT", "pre")]),
                 step("right", &[("X", "pre")], &[("Y", "right_out")]),
             ],
+            optional_inputs: Vec::new(),
         }
     }
 
@@ -211,10 +248,13 @@ mod tests {
         assert!(state.take_ready(&plan).is_empty());
         assert!(state.is_idle());
         assert_eq!(
-            state.tensor("left_out").unwrap().data,
+            state.tensor("left_out").flatten().unwrap().data,
             Bytes::from_static(b"l")
         );
-        assert_eq!(state.tensor("right_out").unwrap().name, "right_out");
+        assert_eq!(
+            state.tensor("right_out").flatten().unwrap().name,
+            "right_out"
+        );
     }
 
     #[test]
@@ -237,14 +277,80 @@ mod tests {
                 step("a", &[("X", "input")], &[("Y", "mid")]),
                 step("b", &[("X", "mid"), ("Z", "never")], &[("Y", "out")]),
             ],
+            optional_inputs: Vec::new(),
         };
         let mut state = State::new(&plan, vec![tensor("input", b"1")]);
         assert_eq!(indices(&state.take_ready(&plan)), vec![0]);
         state.complete(&plan, 0, vec![tensor("Y", b"2"), tensor("EXTRA", b"3")]);
         assert!(state.tensor("EXTRA").is_none());
+        assert!(state.tensor("mid").flatten().is_some());
         assert!(state.take_ready(&plan).is_empty());
         assert!(state.is_idle(), "nothing can run: the request ends");
         assert!(state.tensor("out").is_none());
+    }
+
+    /// Triton's qa `optional_connecting_tensor`: two steps of a model whose
+    /// two inputs are optional, the first step's outputs feeding the second.
+    fn connecting() -> Plan {
+        Plan {
+            steps: vec![
+                step(
+                    "optional_identity",
+                    &[("INPUT0", "INPUT0"), ("INPUT1", "INPUT1")],
+                    &[("OUTPUT0", "internal0"), ("OUTPUT1", "internal1")],
+                ),
+                step(
+                    "optional_identity",
+                    &[("INPUT0", "internal0"), ("INPUT1", "internal1")],
+                    &[("OUTPUT0", "OUTPUT0"), ("OUTPUT1", "OUTPUT1")],
+                ),
+            ],
+            optional_inputs: vec!["INPUT0".into(), "INPUT1".into()],
+        }
+    }
+
+    fn names(ready: &ReadyStep) -> Vec<&str> {
+        ready.inputs.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[test]
+    fn absent_tensors_let_steps_run_without_them() {
+        let plan = connecting();
+        let mut state = State::new(&plan, vec![tensor("INPUT0", b"3")]);
+        let first = state.take_ready(&plan);
+        assert_eq!(
+            indices(&first),
+            vec![0],
+            "the left-out optional input is absent"
+        );
+        assert_eq!(names(&first[0]), ["INPUT0"]);
+        state.complete(&plan, 0, vec![tensor("OUTPUT0", b"3")]);
+        let second = state.take_ready(&plan);
+        assert_eq!(
+            indices(&second),
+            vec![1],
+            "the output not produced is absent"
+        );
+        assert_eq!(names(&second[0]), ["INPUT0"]);
+        state.complete(&plan, 1, vec![tensor("OUTPUT0", b"3")]);
+        assert!(state.take_ready(&plan).is_empty() && state.is_idle());
+        assert!(state.tensor("OUTPUT0").flatten().is_some());
+        assert_eq!(state.tensor("OUTPUT1"), Some(None), "absent, not missing");
+    }
+
+    #[test]
+    fn a_produced_tensor_is_not_made_absent() {
+        let plan = connecting();
+        let inputs = vec![tensor("INPUT0", b"3"), tensor("INPUT1", b"4")];
+        let mut state = State::new(&plan, inputs);
+        state.take_ready(&plan);
+        state.complete(
+            &plan,
+            0,
+            vec![tensor("OUTPUT1", b"4"), tensor("OUTPUT0", b"3")],
+        );
+        let second = state.take_ready(&plan);
+        assert_eq!(names(&second[0]), ["INPUT0", "INPUT1"]);
     }
 
     #[test]
@@ -264,5 +370,6 @@ mod tests {
         assert_eq!(plan.steps[0].model_version, None);
         assert_eq!(plan.steps[1].model_version, Some(3));
         assert_eq!(plan.steps[0].inputs[0], ("A".to_string(), "t1".to_string()));
+        assert!(plan.optional_inputs.is_empty());
     }
 }

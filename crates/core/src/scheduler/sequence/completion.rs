@@ -53,6 +53,15 @@ impl ResponseTarget for Completion {
             self.finish();
         }
     }
+
+    /// A rescheduled request (iterative sequence) completed this execution.
+    fn reschedule(&mut self) -> bool {
+        let taken = self.inner.reschedule();
+        if taken && !self.done {
+            self.finish();
+        }
+        taken
+    }
 }
 
 impl Drop for Completion {

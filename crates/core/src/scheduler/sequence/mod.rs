@@ -10,6 +10,7 @@
 mod completion;
 mod control;
 mod implicit_state;
+mod iterative;
 mod oldest;
 mod shared;
 mod state;
@@ -33,11 +34,12 @@ use self::{
     completion::Completion,
     control::Controls,
     implicit_state::ImplicitState,
+    iterative::{Ids, Iterative},
     shared::Shared,
     state::{CorrId, Dispatch, Flags, Next, Refusal},
     strategy::Strategy,
 };
-use super::{BatchSource, Job, dynamic::ResponseOrder};
+use super::{BatchSource, InstanceLoad, Job, Waiting, dynamic::ResponseOrder};
 
 /// Idle time after which a sequence loses its slot when the configuration
 /// sets none (Triton's default: one second).
@@ -48,6 +50,10 @@ const DEFAULT_IDLE: Duration = Duration::from_secs(1);
 pub(crate) struct SequenceBatcher {
     shared: Arc<Shared>,
     model_name: String,
+    /// Requests handed to busy instances, not started yet.
+    waiting: Waiting,
+    /// With `iterative_sequence`: the ids of requests that come without one.
+    iterative: Option<Ids>,
 }
 
 impl SequenceBatcher {
@@ -76,6 +82,8 @@ impl SequenceBatcher {
                 preserve_ordering,
             }),
             model_name: config.name.clone(),
+            waiting: Waiting::default(),
+            iterative: batching.iterative_sequence.then(Ids::default),
         })
     }
 
@@ -84,7 +92,7 @@ impl SequenceBatcher {
     /// (or was released), or once the batcher stopped. Triton's texts.
     pub fn enqueue(&self, mut job: Job) -> Result<()> {
         let model = &self.model_name;
-        let checked = self.check(&job.request.request, job.batch_size);
+        let checked = self.check(&mut job.request.request, job.batch_size);
         let (corrid, flags) = match checked {
             Ok(found) => found,
             Err(e) => {
@@ -95,6 +103,9 @@ impl SequenceBatcher {
         if let Some(implicit) = &self.shared.implicit {
             implicit.forget_idle(Instant::now());
             job = with_state_outputs(implicit, job, &corrid, flags.end);
+        }
+        if self.iterative.is_some() && flags.start {
+            job = Iterative::wrap(&self.shared, corrid.clone(), job);
         }
         let refused = self
             .shared
@@ -121,8 +132,9 @@ impl SequenceBatcher {
         }
     }
 
-    /// The correlation id and flags of `request`.
-    fn check(&self, request: &InferRequest, batch_size: u64) -> Result<(CorrId, Flags)> {
+    /// The correlation id and flags of `request` (an iterative sequence's
+    /// request without an id gets one, with START).
+    fn check(&self, request: &mut InferRequest, batch_size: u64) -> Result<(CorrId, Flags)> {
         let model = &self.model_name;
         if batch_size > 1 {
             return Err(Error::invalid_arg(format!(
@@ -130,12 +142,16 @@ impl SequenceBatcher {
                  requirements of sequence batcher"
             )));
         }
-        let corrid = correlation_id(request).ok_or_else(|| {
-            Error::invalid_arg(format!(
-                "inference request to model '{model}' must specify a non-zero or non-empty \
-                 correlation ID"
-            ))
-        })?;
+        let corrid = match (correlation_id(request), &self.iterative) {
+            (Some(corrid), _) => corrid,
+            (None, Some(ids)) => ids.assign(request),
+            (None, None) => {
+                return Err(Error::invalid_arg(format!(
+                    "inference request to model '{model}' must specify a non-zero or \
+                     non-empty correlation ID"
+                )));
+            }
+        };
         let flag = |name| {
             let value = request.parameters.get(name);
             value.and_then(ParameterValue::as_bool).unwrap_or(false)
@@ -147,9 +163,9 @@ impl SequenceBatcher {
         Ok((corrid, flags))
     }
 
-    /// Requests queued and not yet taken by an instance.
+    /// Requests queued, or taken by a busy instance that did not start them.
     pub fn pending(&self) -> usize {
-        self.shared.lock().len()
+        self.shared.lock().len() + self.waiting.get()
     }
 
     /// Accepts no more requests; instances execute what is queued, then stop.
@@ -165,6 +181,7 @@ impl SequenceBatcher {
             shared: self.shared.clone(),
             instance,
             order: self.shared.preserve_ordering.then(ResponseOrder::default),
+            load: Arc::new(InstanceLoad::new(self.waiting.clone(), None)),
         })
     }
 }
@@ -213,6 +230,7 @@ struct SequenceSource {
     instance: usize,
     /// Set with `preserve_ordering`.
     order: Option<ResponseOrder>,
+    load: Arc<InstanceLoad>,
 }
 
 impl SequenceSource {
@@ -254,6 +272,7 @@ impl BatchSource for SequenceSource {
             let now = Instant::now();
             match state.next(self.instance, now) {
                 Next::Batch(batch) => {
+                    self.load.take(batch.len());
                     if state.len() > 0 {
                         // A freed slot may have gone to another instance.
                         shared.work.notify_all();
@@ -279,6 +298,10 @@ impl BatchSource for SequenceSource {
                 }
             }
         }
+    }
+
+    fn load(&self) -> Arc<InstanceLoad> {
+        self.load.clone()
     }
 }
 

@@ -77,6 +77,11 @@ impl<T, K: PartialEq> OldestState<T, K> {
         self.slots.complete((instance, slot), now);
     }
 
+    /// Ends sequence `corrid` (see [`State::end`]).
+    pub fn end(&mut self, corrid: &CorrId) {
+        self.slots.end(corrid);
+    }
+
     /// What free instance `instance` does at `now`.
     pub fn next(&mut self, instance: usize, now: Instant) -> Next<T> {
         self.slots.release_idle(now);

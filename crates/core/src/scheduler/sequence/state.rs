@@ -342,6 +342,21 @@ impl<T> State<T> {
         }
     }
 
+    /// Ends sequence `corrid` as its END request would (an iterative
+    /// sequence's request was released for good): no request joins it any
+    /// more, and its slot frees now, or once what it queued was taken.
+    pub fn end(&mut self, corrid: &CorrId) {
+        let Some(at) = self.active.remove(corrid) else {
+            return;
+        };
+        if let Some(sequence) = self.slots[at.0][at.1].as_mut() {
+            sequence.ended = true;
+            if sequence.queue.is_empty() {
+                self.release(at);
+            }
+        }
+    }
+
     /// The earliest time a sequence holding a slot becomes idle.
     fn next_idle_deadline(&self) -> Option<Instant> {
         self.slots

@@ -112,6 +112,15 @@ impl Strategy {
         }
     }
 
+    /// Ends sequence `corrid` as its END request would (an iterative
+    /// sequence's request was released for good).
+    pub fn end(&mut self, corrid: &CorrId) {
+        match self {
+            Self::Direct(state) => state.end(corrid),
+            Self::Oldest { state, .. } => state.end(corrid),
+        }
+    }
+
     /// The request `instance` took from `slot` completed at `now`.
     pub fn complete(&mut self, instance: usize, slot: usize, now: Instant) {
         if let Self::Oldest { state, .. } = self {

@@ -252,3 +252,70 @@ fn correlation_ids_are_non_zero_integers_or_non_empty_strings() {
     assert_eq!(id(ParameterValue::String(String::new())), None);
     assert_eq!(correlation_id(&InferRequest::default()), None);
 }
+
+#[test]
+fn an_iterative_request_comes_back_until_answered_for_good() {
+    // One slot: the second request waits until the first one's sequence ends.
+    let config = ModelConfig {
+        name: "it".into(),
+        ..Default::default()
+    };
+    let batching = ModelSequenceBatching {
+        iterative_sequence: true,
+        ..Default::default()
+    };
+    let batcher = SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap();
+    let (taken, worker) = instance(&batcher);
+    let (client, answered) = mpsc::channel();
+    for input in [1, 2] {
+        let mut request = job(0, input, false, false, &client);
+        request.request.request.parameters.clear(); // no correlation id, no flags
+        batcher.enqueue(request).unwrap();
+    }
+    let sequence = |taken: &Job| {
+        let p = &taken.request.request.parameters;
+        let start = p.get("sequence_start").and_then(ParameterValue::as_bool);
+        (p.get("sequence_id").cloned(), start.unwrap_or(false))
+    };
+    let mut first = taken.recv_timeout(WAIT).unwrap();
+    assert_eq!(ids(&first), ["0+1"]);
+    let executing = first.pop().unwrap();
+    assert_eq!(sequence(&executing), (Some(ParameterValue::Uint(1)), true));
+    assert!(executing.request.sink.reschedule().is_ok());
+    let mut again = taken.recv_timeout(WAIT).unwrap();
+    assert_eq!(
+        ids(&again),
+        ["0+1"],
+        "back in its slot, before the waiting sequence"
+    );
+    let executing = again.pop().unwrap();
+    assert_eq!(sequence(&executing), (Some(ParameterValue::Uint(1)), false));
+    assert!(answered.try_recv().is_err(), "nothing answered yet");
+    executing
+        .request
+        .sink
+        .respond(Ok(BackendResponse::default()));
+    assert_eq!(answered.recv_timeout(WAIT).unwrap(), ("0+1".into(), true));
+    // Its sequence ended: the slot went to the other request.
+    let executing = taken.recv_timeout(WAIT).unwrap().pop().unwrap();
+    assert_eq!(sequence(&executing), (Some(ParameterValue::Uint(2)), true));
+    executing
+        .request
+        .sink
+        .respond(Ok(BackendResponse::default()));
+    batcher.stop();
+    worker.join().unwrap();
+    // Without iterative_sequence, no request comes without an id or goes back.
+    let plain = SequenceBatcher::new(&config, &ModelSequenceBatching::default(), Path::new("/"));
+    let plain = plain.unwrap();
+    let mut without_id = job(0, 3, false, false, &client);
+    without_id.request.request.parameters.clear();
+    assert!(plain.enqueue(without_id).is_err());
+    let (taken, worker) = instance(&plain);
+    plain.enqueue(job(5, 4, true, false, &client)).unwrap();
+    let executing = taken.recv_timeout(WAIT).unwrap().pop().unwrap();
+    let sink = executing.request.sink.reschedule().unwrap_err();
+    sink.respond(Ok(BackendResponse::default()));
+    plain.stop();
+    worker.join().unwrap();
+}

@@ -105,7 +105,16 @@ impl Harness {
 
     /// The ids of the next batch at `ms`, or the decision if not a batch.
     fn next(&mut self, ms: u64) -> Result<Vec<u32>, Next<u32>> {
-        let step = self.state.next(self.clock.at(ms));
+        self.decide(ms, false)
+    }
+
+    /// [`Harness::next`] for an instance still executing a batch.
+    fn next_busy(&mut self, ms: u64) -> Result<Vec<u32>, Next<u32>> {
+        self.decide(ms, true)
+    }
+
+    fn decide(&mut self, ms: u64, busy: bool) -> Result<Vec<u32>, Next<u32>> {
+        let step = self.state.next(self.clock.at(ms), busy);
         match step.next {
             Next::Batch(items) => Ok(items.iter().map(|i| i.id).collect()),
             Next::WaitUntil(at) => Err(Next::WaitUntil(at)),
@@ -292,7 +301,7 @@ fn requests_past_their_timeout_are_rejected() {
     h.push(1, 3, meta()).unwrap();
     // The wake-up comes at the first timeout, before the queue delay.
     assert_eq!(h.next(0), h.wait_until(5));
-    let step = h.state.next(h.clock.at(5));
+    let step = h.state.next(h.clock.at(5), false);
     let rejected: Vec<u32> = step.removed.timed_out.iter().map(|i| i.id).collect();
     assert_eq!(rejected, [0]);
     assert!(matches!(step.next, Next::WaitUntil(at) if at == h.clock.at(8)));
@@ -360,7 +369,7 @@ fn the_delay_action_moves_late_requests_behind_their_level() {
     let mut h = Harness::new(config, 1);
     h.push(0, 0, meta()).unwrap();
     h.push(1, 4, meta()).unwrap();
-    let step = h.state.next(h.clock.at(6));
+    let step = h.state.next(h.clock.at(6), false);
     assert!(step.removed.is_empty());
     assert!(matches!(step.next, Next::Batch(ref b) if b[0].id == 1));
     assert_eq!(h.next(6), Ok(vec![0]));
@@ -372,7 +381,7 @@ fn cancelled_requests_leave_the_queue() {
     let flag = h.push(0, 0, meta()).unwrap();
     h.push(1, 0, meta()).unwrap();
     flag.store(true, Ordering::Relaxed);
-    let step = h.state.next(h.clock.at(0));
+    let step = h.state.next(h.clock.at(0), false);
     assert_eq!(step.removed.cancelled.len(), 1);
     assert!(matches!(step.next, Next::Batch(ref b) if b.len() == 1 && b[0].id == 1));
 }
@@ -393,4 +402,90 @@ fn a_model_without_batching_executes_requests_one_by_one() {
     h.push_all(0..3, 0);
     assert_eq!(h.next(0), Ok(vec![0]));
     assert_eq!(h.next(0), Ok(vec![1]));
+}
+
+#[test]
+fn a_busy_instance_gets_a_batch_once_it_cannot_grow() {
+    // No preferred size: the largest batch is the one that cannot grow.
+    let mut h = Harness::new(ModelDynamicBatching::default(), 4);
+    h.push_all(0..3, 0);
+    assert_eq!(h.next_busy(0), Err(Next::WaitForRequests));
+    assert_eq!(
+        h.next_busy(1000),
+        Err(Next::WaitForRequests),
+        "however long it waits"
+    );
+    h.push_all(3..6, 1);
+    assert_eq!(h.next_busy(1), Ok(vec![0, 1, 2, 3]));
+    assert_eq!(h.next_busy(1), Err(Next::WaitForRequests));
+    assert_eq!(
+        h.next(1),
+        Ok(vec![4, 5]),
+        "a free instance takes what there is"
+    );
+}
+
+#[test]
+fn a_busy_instance_gets_a_preferred_batch_only_without_delay() {
+    let mut h = Harness::new(batching(&[2, 4], 0), 8);
+    h.push_all(0..3, 0);
+    assert_eq!(h.next_busy(0), Ok(vec![0, 1]));
+    let mut h = Harness::new(batching(&[2, 4], 100_000), 8);
+    h.push_all(0..3, 0);
+    assert_eq!(h.next_busy(0), Err(Next::WaitForRequests));
+    assert_eq!(
+        h.next_busy(500),
+        Err(Next::WaitForRequests),
+        "past the delay too"
+    );
+    h.push(3, 500, meta()).unwrap();
+    assert_eq!(
+        h.next_busy(500),
+        Ok(vec![0, 1, 2, 3]),
+        "the largest preferred size"
+    );
+}
+
+#[test]
+fn a_busy_instance_gets_a_batch_the_next_request_cannot_join() {
+    let mut h = Harness::new(ModelDynamicBatching::default(), 4);
+    h.push(0, 0, meta()).unwrap();
+    let other_shape = Meta {
+        key: BatchKey::of(&[1]),
+        ..meta()
+    };
+    h.push(1, 0, other_shape).unwrap();
+    assert_eq!(h.next_busy(0), Ok(vec![0]));
+}
+
+#[test]
+fn a_limited_timed_or_prioritized_queue_gives_a_busy_instance_nothing() {
+    let limited = ModelDynamicBatching {
+        default_queue_policy: Some(policy(0, false, false, 4)),
+        ..Default::default()
+    };
+    let timed = ModelDynamicBatching {
+        default_queue_policy: Some(policy(1_000_000, false, false, 0)),
+        ..Default::default()
+    };
+    let prioritized = ModelDynamicBatching {
+        priority_levels: 2,
+        default_priority_level: 1,
+        ..Default::default()
+    };
+    for config in [limited, timed, prioritized] {
+        let mut h = Harness::new(config, 2);
+        h.push_all(0..4, 0);
+        assert_eq!(h.next_busy(0), Err(Next::WaitForRequests));
+        assert_eq!(h.next(0), Ok(vec![0, 1]));
+    }
+}
+
+#[test]
+fn a_busy_instance_drains_a_stopped_batcher() {
+    let mut h = Harness::new(ModelDynamicBatching::default(), 4);
+    h.push_all(0..2, 0);
+    h.state.stop();
+    assert_eq!(h.next_busy(0), Ok(vec![0, 1]));
+    assert_eq!(h.next_busy(0), Err(Next::Stopped));
 }

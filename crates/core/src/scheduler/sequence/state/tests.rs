@@ -207,3 +207,24 @@ fn stopping_refuses_new_requests_and_drains_the_backlog() {
     assert_eq!(s.next(0, t0), Next::Stopped);
     assert_eq!(s.released(), 2);
 }
+
+#[test]
+fn ending_a_sequence_frees_its_slot_for_the_backlog() {
+    // An iterative sequence's request was answered for good: its sequence ends
+    // as an END request would end it, and the waiting sequence takes the slot.
+    let t0 = Instant::now();
+    let mut s = state(1, 1);
+    s.enqueue("a1", id(1), START, t0).unwrap();
+    s.enqueue("b1", id(2), START, t0).unwrap();
+    assert_eq!(items(s.next(0, t0)), ["a1"]);
+    // Rescheduled: it queues again in its sequence, without START.
+    s.enqueue("a1 again", id(1), MIDDLE, t0).unwrap();
+    assert_eq!(items(s.next(0, t0)), ["a1 again"]);
+    s.end(&id(1));
+    assert_eq!(s.released(), 1);
+    assert_eq!(items(s.next(0, t0)), ["b1"]);
+    let refused = s.enqueue("a2", id(1), MIDDLE, t0);
+    assert_eq!(refused.unwrap_err().1, Refusal::NotStarted);
+    s.end(&id(7)); // unknown: nothing happens
+    assert_eq!(s.released(), 1);
+}
