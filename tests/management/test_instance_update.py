@@ -68,11 +68,11 @@ class Counter:
         assert len(self.events("initialize")) == initialized
         assert len(self.events("finalize")) == finalized
 
-    def infer(self, client=None, batched=False):
+    def infer(self, client=None, batched=False, **sequence):
         data = np.array([[1, 2, 3]] if batched else [1, 2, 3], dtype=np.float32)
         tensor = httpclient.InferInput("INPUT0", list(data.shape), "FP32")
         tensor.set_data_from_numpy(data)
-        result = (client or self.client).infer(MODEL, [tensor]).as_numpy("OUTPUT0")
+        result = (client or self.client).infer(MODEL, [tensor], **sequence).as_numpy("OUTPUT0")
         np.testing.assert_array_equal(result, data)
 
 
@@ -142,6 +142,28 @@ def test_the_dynamic_batcher_keeps_its_queue_through_updates(counter):
     counter.client.load_model(MODEL)
     counter.expect(5, 4)
     counter.infer(batched=True)
+
+
+SEQUENCES = "sequence_batching { direct { } max_sequence_idle_microseconds: 60000000 }\n"
+
+
+def test_sequence_batcher_instances_leave_when_their_sequences_end(counter):
+    counter.configure(_cpu(2), SEQUENCES)
+    counter.client.load_model(MODEL)
+    counter.expect(4, 2)
+    counter.infer(sequence_id=1, sequence_start=True)
+    counter.infer(sequence_id=2, sequence_start=True)
+    # Each sequence holds a slot of its own instance: the one that leaves
+    # finishes its sequence first.
+    counter.configure(_cpu(1), SEQUENCES)
+    counter.client.load_model(MODEL)
+    counter.infer(sequence_id=1)
+    counter.infer(sequence_id=2)
+    counter.expect(4, 2)
+    counter.infer(sequence_id=1, sequence_end=True)
+    counter.infer(sequence_id=2, sequence_end=True)
+    counter.expect(4, 3)
+    counter.infer(sequence_id=3, sequence_start=True, sequence_end=True)
 
 
 def test_a_config_given_to_the_load_request_updates_in_place(counter):

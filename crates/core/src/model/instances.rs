@@ -46,6 +46,9 @@ struct Running {
 pub(crate) struct Instances {
     pub scheduler: Scheduler,
     running: Mutex<Vec<Running>>,
+    /// Retired instances that finish the sequences they hold before they
+    /// end (the sequence batcher's); joined at shutdown.
+    leaving: Mutex<Vec<InstanceRunner>>,
     /// `None` for an ensemble, which has no instances.
     source: Option<InstanceSource>,
 }
@@ -61,6 +64,7 @@ impl Instances {
         let instances = Self {
             scheduler,
             running: Mutex::new(Vec::new()),
+            leaving: Mutex::new(Vec::new()),
             source: Some(source),
         };
         for instance in instances_of(config) {
@@ -77,6 +81,7 @@ impl Instances {
         Self {
             scheduler,
             running: Mutex::new(Vec::new()),
+            leaving: Mutex::new(Vec::new()),
             source: None,
         }
     }
@@ -89,8 +94,9 @@ impl Instances {
     /// Makes the running instances those of `config`'s instance groups, as
     /// Triton does: instances are matched by kind and device, whatever their
     /// names; the unmatched ones leave (after the batch they execute, and
-    /// are finalized before this returns) and missing ones start, while the
-    /// others keep serving.
+    /// are finalized before this returns; with the sequence batcher, once the
+    /// sequences they hold end) and missing ones start, while the others
+    /// keep serving.
     pub fn update(&self, config: &ModelConfig) -> Result<()> {
         let wanted = instances_of(config);
         let mut leaving = Vec::new();
@@ -116,8 +122,11 @@ impl Instances {
             gone.retired.set();
         }
         self.scheduler.wake_idle();
-        for gone in leaving {
-            gone.runner.join();
+        if self.scheduler.retiring_outlives_update() {
+            let mut later = self.leaving.lock();
+            later.extend(leaving.into_iter().map(|gone| gone.runner));
+        } else {
+            leaving.into_iter().for_each(|gone| gone.runner.join());
         }
         joining
             .into_iter()
@@ -155,6 +164,8 @@ impl Instances {
         self.scheduler.stop();
         let running = std::mem::take(&mut *self.running.lock());
         running.into_iter().for_each(|r| r.runner.join());
+        let leaving = std::mem::take(&mut *self.leaving.lock());
+        leaving.into_iter().for_each(InstanceRunner::join);
     }
 }
 

@@ -101,20 +101,28 @@ impl Scheduler {
             Self::Default(d) => d.source(retired),
             Self::Dynamic(d) => d.source(retired),
             Self::Ensemble(e) => e.source(),
-            Self::Sequence(s) => s.source(),
+            Self::Sequence(s) => s.source(retired),
         }
     }
 
-    /// Whether single instances can leave while the others serve (not with
-    /// the sequence batcher, whose instances hold sequences).
+    /// Whether single instances can leave while the others serve (an
+    /// ensemble has no instances).
     pub fn can_retire_instances(&self) -> bool {
-        matches!(self, Self::Default(_) | Self::Dynamic(_))
+        !matches!(self, Self::Ensemble(_))
     }
 
-    /// Wakes the instances that wait for work, so that a retired one stops.
+    /// Whether a retired instance goes on until the sequences it holds end
+    /// (the sequence batcher), rather than after the batch it executes.
+    pub fn retiring_outlives_update(&self) -> bool {
+        matches!(self, Self::Sequence(_))
+    }
+
+    /// Wakes the instances that wait for work, so that a retired one sees it.
     pub fn wake_idle(&self) {
-        if let Self::Dynamic(d) = self {
-            d.wake_idle();
+        match self {
+            Self::Dynamic(d) => d.wake_idle(),
+            Self::Sequence(s) => s.wake_idle(),
+            Self::Default(_) | Self::Ensemble(_) => {}
         }
     }
 }

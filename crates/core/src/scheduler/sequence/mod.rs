@@ -39,7 +39,7 @@ use self::{
     state::{CorrId, Dispatch, Flags, Next, Refusal},
     strategy::Strategy,
 };
-use super::{BatchSource, InstanceLoad, Job, Waiting, dynamic::ResponseOrder};
+use super::{BatchSource, InstanceLoad, Job, Retired, Waiting, dynamic::ResponseOrder};
 
 /// Idle time after which a sequence loses its slot when the configuration
 /// sets none (Triton's default: one second).
@@ -175,14 +175,20 @@ impl SequenceBatcher {
     }
 
     /// A source for one more instance runner, with its own slots.
-    pub fn source(&self) -> Box<dyn BatchSource> {
+    pub fn source(&self, retired: Retired) -> Box<dyn BatchSource> {
         let instance = self.shared.lock().add_instance();
         Box::new(SequenceSource {
             shared: self.shared.clone(),
             instance,
             order: self.shared.preserve_ordering.then(ResponseOrder::default),
             load: Arc::new(InstanceLoad::new(self.waiting.clone(), None)),
+            retired,
         })
+    }
+
+    /// Wakes the instances that wait for work, so that a retired one sees it.
+    pub fn wake_idle(&self) {
+        self.shared.work.notify_all();
     }
 }
 
@@ -231,6 +237,9 @@ struct SequenceSource {
     /// Set with `preserve_ordering`.
     order: Option<ResponseOrder>,
     load: Arc<InstanceLoad>,
+    /// Once set, the instance takes no new sequence and stops when the ones
+    /// it holds end.
+    retired: Retired,
 }
 
 impl SequenceSource {
@@ -269,8 +278,18 @@ impl BatchSource for SequenceSource {
         let shared = &*self.shared;
         let mut state = shared.lock();
         loop {
+            let leaving = self.retired.is_set();
+            if leaving {
+                state.retire_instance(self.instance);
+            }
             let now = Instant::now();
-            match state.next(self.instance, now) {
+            let next = state.next(self.instance, now);
+            if leaving && !matches!(next, Next::Batch(_)) && !state.holds_sequences(self.instance) {
+                // Its sequences ended: pass a wake-up meant for work on.
+                shared.work.notify_all();
+                return None;
+            }
+            match next {
                 Next::Batch(batch) => {
                     self.load.take(batch.len());
                     if state.len() > 0 {

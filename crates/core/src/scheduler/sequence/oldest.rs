@@ -39,6 +39,16 @@ impl<T, K: PartialEq> OldestState<T, K> {
         self.slots.add_instance()
     }
 
+    /// See [`State::retire_instance`].
+    pub fn retire_instance(&mut self, instance: usize) {
+        self.slots.retire_instance(instance);
+    }
+
+    /// See [`State::holds_sequences`].
+    pub fn holds_sequences(&self, instance: usize) -> bool {
+        self.slots.holds_sequences(instance)
+    }
+
     /// How many slots were freed so far.
     #[cfg(test)]
     pub fn released(&self) -> u64 {

@@ -168,6 +168,9 @@ pub(crate) struct State<T> {
     stopped: bool,
     /// Slots freed so far (for tests: each free is counted once).
     released: u64,
+    /// Instances an instance update removes: they take no new sequence and
+    /// stop once the ones they hold end.
+    leaving: Vec<usize>,
 }
 
 impl<T> State<T> {
@@ -182,7 +185,20 @@ impl<T> State<T> {
             backlog: VecDeque::new(),
             stopped: false,
             released: 0,
+            leaving: Vec::new(),
         }
+    }
+
+    /// Gives `instance` no new sequence (an instance update removes it).
+    pub fn retire_instance(&mut self, instance: usize) {
+        if !self.leaving.contains(&instance) {
+            self.leaving.push(instance);
+        }
+    }
+
+    /// Whether a sequence holds a slot of `instance`.
+    pub fn holds_sequences(&self, instance: usize) -> bool {
+        self.slots[instance].iter().any(Option::is_some)
     }
 
     /// Adds an instance with its slots; returns its index.
@@ -413,6 +429,7 @@ impl<T> State<T> {
         self.slots
             .iter()
             .enumerate()
+            .filter(|(instance, _)| !self.leaving.contains(instance))
             .filter_map(|(instance, slots)| {
                 let free = slots.iter().filter(|s| s.is_none()).count();
                 let slot = slots.iter().position(Option::is_none)?;

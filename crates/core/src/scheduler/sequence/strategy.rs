@@ -77,6 +77,22 @@ impl Strategy {
         }
     }
 
+    /// Gives `instance` no new sequence (an instance update removes it).
+    pub fn retire_instance(&mut self, instance: usize) {
+        match self {
+            Self::Direct(state) => state.retire_instance(instance),
+            Self::Oldest { state, .. } => state.retire_instance(instance),
+        }
+    }
+
+    /// Whether a sequence holds a slot of `instance`.
+    pub fn holds_sequences(&self, instance: usize) -> bool {
+        match self {
+            Self::Direct(state) => state.holds_sequences(instance),
+            Self::Oldest { state, .. } => state.holds_sequences(instance),
+        }
+    }
+
     /// Refuses new requests; the queued ones still execute.
     pub fn stop(&mut self) {
         match self {

@@ -25,7 +25,7 @@ use oxiserve_proto::{
 };
 use oxiserve_types::{DataType, InferRequest, ParameterValue, Tensor};
 
-use super::{CorrId, SequenceBatcher, correlation_id};
+use super::{CorrId, Retired, SequenceBatcher, correlation_id};
 use crate::{
     scheduler::Job,
     stats::{RequestRecord, StatsCollector},
@@ -131,7 +131,7 @@ fn execute(job: Job) -> (String, i32) {
 
 /// An instance thread that hands each batch it takes to the test.
 fn instance(batcher: &SequenceBatcher) -> (mpsc::Receiver<Vec<Job>>, thread::JoinHandle<()>) {
-    let mut source = batcher.source();
+    let mut source = batcher.source(Retired::default());
     let (batches, taken) = mpsc::channel();
     let thread = thread::spawn(move || {
         while let Some(batch) = source.next_batch() {

@@ -228,3 +228,28 @@ fn ending_a_sequence_frees_its_slot_for_the_backlog() {
     s.end(&id(7)); // unknown: nothing happens
     assert_eq!(s.released(), 1);
 }
+
+#[test]
+fn a_retired_instance_takes_no_new_sequence_and_keeps_its_own() {
+    let now = Instant::now();
+    let mut state: State<u32> = State::new(1, Duration::from_secs(60));
+    let (first, second) = (state.add_instance(), state.add_instance());
+    let start = Flags {
+        start: true,
+        end: false,
+    };
+    state.enqueue(1, CorrId::Uint(1), start, now).unwrap();
+    assert!(state.holds_sequences(first));
+    state.retire_instance(second);
+    state.enqueue(2, CorrId::Uint(2), start, now).unwrap();
+    assert!(
+        !state.holds_sequences(second),
+        "the new sequence waits for a slot"
+    );
+    let end = Flags {
+        start: false,
+        end: true,
+    };
+    state.enqueue(3, CorrId::Uint(1), end, now).unwrap();
+    assert!(matches!(state.next(first, now), Next::Batch(_)));
+}
