@@ -2,9 +2,11 @@
 //! Installing scanned models ([`install`]), the lifecycle requests of
 //! start-up, load, unload and the repository index ([`lifecycle`]),
 //! ensembles' members ([`members`]), the bound on parallel loads
-//! ([`load_slots`]), the repository poller ([`poller`]) and finding ready
-//! models ([`lookup`]). The [`crate::Server`] facade hands it every model
-//! request; backends reach models through its [`host`].
+//! ([`load_slots`]), the repository poller ([`poller`]), finding ready
+//! models ([`lookup`]), updating instances in place ([`instance_update`])
+//! and the ensembles that follow their members ([`dependents`]). The
+//! [`crate::Server`] facade hands it every model request; backends reach
+//! models through its [`host`].
 //!
 //! # Locks, their owners and their order
 //! Every lock below belongs to the manager and is taken only in this module,
