@@ -57,6 +57,21 @@ impl InferenceService {
     fn allow<T>(&self, category: RestrictedCategory, request: &Request<T>) -> Result<(), Status> {
         restriction::check(&self.restrictions, category, request.metadata())
     }
+
+    /// [`InferenceService::allow`] for the model and repository RPCs, which
+    /// also refuse after a failed start-up (`--exit-on-error=false`), as
+    /// Triton's do: UNAVAILABLE "Server not ready".
+    fn allow_model_api<T>(
+        &self,
+        category: RestrictedCategory,
+        request: &Request<T>,
+    ) -> Result<(), Status> {
+        self.allow(category, request)?;
+        match self.server.has_failed() {
+            true => Err(Status::unavailable("Server not ready")),
+            false => Ok(()),
+        }
+    }
 }
 
 /// A core result as a unary reply.
@@ -90,7 +105,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelReadyRequest>,
     ) -> Result<Response<ModelReadyResponse>, Status> {
-        self.allow(RestrictedCategory::Health, &request)?;
+        self.allow_model_api(RestrictedCategory::Health, &request)?;
         reply(metadata::model_ready(&self.server, request.into_inner()))
     }
 
@@ -106,7 +121,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelMetadataRequest>,
     ) -> Result<Response<ModelMetadataResponse>, Status> {
-        self.allow(RestrictedCategory::Metadata, &request)?;
+        self.allow_model_api(RestrictedCategory::Metadata, &request)?;
         reply(metadata::model_metadata(&self.server, request.into_inner()))
     }
 
@@ -114,7 +129,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelInferRequest>,
     ) -> Result<Response<ModelInferResponse>, Status> {
-        self.allow(RestrictedCategory::Inference, &request)?;
+        self.allow_model_api(RestrictedCategory::Inference, &request)?;
         reply(infer::model_infer(&self.server, request.into_inner()).await)
     }
 
@@ -124,7 +139,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<Streaming<ModelInferRequest>>,
     ) -> Result<Response<Self::ModelStreamInferStream>, Status> {
-        self.allow(RestrictedCategory::Inference, &request)?;
+        self.allow_model_api(RestrictedCategory::Inference, &request)?;
         let outbound = stream::start(self.server.clone(), request, self.stopping.clone());
         Ok(Response::new(outbound))
     }
@@ -133,7 +148,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelConfigRequest>,
     ) -> Result<Response<ModelConfigResponse>, Status> {
-        self.allow(RestrictedCategory::ModelConfig, &request)?;
+        self.allow_model_api(RestrictedCategory::ModelConfig, &request)?;
         reply(metadata::model_config(&self.server, request.into_inner()))
     }
 
@@ -141,7 +156,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<ModelStatisticsRequest>,
     ) -> Result<Response<ModelStatisticsResponse>, Status> {
-        self.allow(RestrictedCategory::Statistics, &request)?;
+        self.allow_model_api(RestrictedCategory::Statistics, &request)?;
         reply(statistics::model_statistics(
             &self.server,
             request.into_inner(),
@@ -152,7 +167,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryIndexRequest>,
     ) -> Result<Response<RepositoryIndexResponse>, Status> {
-        self.allow(RestrictedCategory::ModelRepository, &request)?;
+        self.allow_model_api(RestrictedCategory::ModelRepository, &request)?;
         repository::index(&self.server, request.into_inner())
             .await
             .map(Response::new)
@@ -162,7 +177,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryModelLoadRequest>,
     ) -> Result<Response<RepositoryModelLoadResponse>, Status> {
-        self.allow(RestrictedCategory::ModelRepository, &request)?;
+        self.allow_model_api(RestrictedCategory::ModelRepository, &request)?;
         repository::load(&self.server, request.into_inner()).await?;
         Ok(Response::new(RepositoryModelLoadResponse {}))
     }
@@ -171,7 +186,7 @@ impl GrpcInferenceService for InferenceService {
         &self,
         request: Request<RepositoryModelUnloadRequest>,
     ) -> Result<Response<RepositoryModelUnloadResponse>, Status> {
-        self.allow(RestrictedCategory::ModelRepository, &request)?;
+        self.allow_model_api(RestrictedCategory::ModelRepository, &request)?;
         repository::unload(&self.server, request.into_inner()).await?;
         Ok(Response::new(RepositoryModelUnloadResponse {}))
     }

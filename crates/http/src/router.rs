@@ -135,6 +135,10 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
                 options.restrictions.requirement(category),
             ))
         })
+        .route_layer(middleware::from_fn_with_state(
+            server.clone(),
+            refuse_models_after_failed_start_up,
+        ))
         .fallback(|| async { handlers::not_found() })
         .method_not_allowed_fallback(|| async { handlers::method_not_allowed() })
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
@@ -142,6 +146,22 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
             server,
             max_body_bytes: options.max_body_bytes,
         })
+}
+
+/// After a failed start-up (`--exit-on-error=false`), the model and
+/// repository APIs answer 503 "Server not ready", as Triton's do; the
+/// server's own (health, metadata, logging, shared memory) still answer.
+async fn refuse_models_after_failed_start_up(
+    axum::extract::State(server): axum::extract::State<Server>,
+    request: Request,
+    next: Next,
+) -> axum::response::Response {
+    let path = request.uri().path();
+    let model_api = path.starts_with("/v2/models") || path.starts_with("/v2/repository");
+    if server.has_failed() && model_api {
+        return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "Server not ready").into_response();
+    }
+    next.run(request).await
 }
 
 /// `routes`, answering 403 to requests without the header `requirement`

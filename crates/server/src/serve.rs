@@ -81,7 +81,11 @@ pub fn run(options: &ServerOptions) -> ExitCode {
 
     if !repository_errors.is_empty() {
         log::error!("error: creating server: a model repository cannot be read");
-        return ExitCode::FAILURE;
+        if options.repository.exit_on_error {
+            return ExitCode::FAILURE;
+        }
+        // As Triton: up, but neither live nor ready; model APIs refuse.
+        server.fail_start_up();
     }
     let all_ready = index
         .iter()

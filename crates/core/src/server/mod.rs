@@ -38,6 +38,10 @@ struct Inner {
     /// The model table and everything that changes it.
     manager: ModelManager,
     live: AtomicBool,
+    /// Start-up failed (a repository could not be read) and the server
+    /// serves on with `--exit-on-error=false`, as Triton: not live, not
+    /// ready, and its model APIs answer "Server not ready".
+    failed: AtomicBool,
     log_control: OnceLock<Arc<dyn LogControl>>,
     /// The system shared memory regions every frontend shares.
     shared_memory: SharedMemoryRegistry,
@@ -53,6 +57,7 @@ impl Server {
                 shared_memory: SharedMemoryRegistry::new(config.limits.shared_memory_regions),
                 config,
                 live: AtomicBool::new(true),
+                failed: AtomicBool::new(false),
                 log_control: Default::default(),
             }),
         }
@@ -90,7 +95,18 @@ impl Server {
 
     /// Whether the server is up (`/v2/health/live`).
     pub fn is_live(&self) -> bool {
-        self.inner.live.load(Ordering::Relaxed)
+        self.inner.live.load(Ordering::Relaxed) && !self.has_failed()
+    }
+
+    /// Marks start-up as failed: the server goes on (`--exit-on-error=false`)
+    /// but is neither live nor ready, and its model APIs refuse requests.
+    pub fn fail_start_up(&self) {
+        self.inner.failed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether start-up failed (see [`Server::fail_start_up`]).
+    pub fn has_failed(&self) -> bool {
+        self.inner.failed.load(Ordering::Relaxed)
     }
 
     /// Whether the server takes requests (`/v2/health/ready`): live, and with
