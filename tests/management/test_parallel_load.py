@@ -1,5 +1,6 @@
 """`--model-load-thread-count`: models load at the same time at start-up (up
-to that many), one after another with 1; each load's time is logged."""
+to that many), one after another with 1; each load's time is logged. The
+instances of one model are created at the same time too."""
 
 import json
 
@@ -8,7 +9,8 @@ import pytest
 from python_models import PyModel, config, write_repo
 from servers import TARGET, Server
 
-# Records when its initialize ran (start and end), which takes a moment.
+# Records when each instance's initialize ran (start and end) in
+# <instance name>.json; it takes a moment (0.5 s, or the init_seconds parameter).
 TIMED_INIT_PY = '''\
 import json
 import os
@@ -20,8 +22,10 @@ import triton_python_backend_utils as pb_utils
 class TritonPythonModel:
     def initialize(self, args):
         start = time.time()
-        time.sleep(0.5)
-        path = os.path.join(args["model_repository"], "init.json")
+        parameters = json.loads(args["model_config"]).get("parameters", {})
+        time.sleep(float(parameters.get("init_seconds", {}).get("string_value", "0.5")))
+        name = args["model_instance_name"]
+        path = os.path.join(args["model_repository"], f"{name}.json")
         with open(path, "w") as f:
             json.dump([start, time.time()], f)
 
@@ -34,7 +38,7 @@ NAMES = ["m0", "m1", "m2", "m3"]
 
 
 def _intervals(repo):
-    return [json.loads((repo / name / "init.json").read_text()) for name in NAMES]
+    return [json.loads(next((repo / name).glob("*.json")).read_text()) for name in NAMES]
 
 
 def _overlapping(intervals):
@@ -57,3 +61,16 @@ def test_models_load_in_parallel(tmp_path, threads):
     if TARGET == "oxiserve":
         for name in NAMES:
             assert f"loaded '{name}' version 1 in " in output
+
+
+def test_instances_of_a_model_start_in_parallel(tmp_path):
+    extra = 'parameters [ { key: "init_seconds" value: { string_value: "2" } } ]\n'
+    model = PyModel("instances", TIMED_INIT_PY,
+                    config([("IN", "INT32", [1])], [("OUT", "INT32", [1])], extra=extra, count=3))
+    repo = write_repo(tmp_path / "repo", [model])
+    with Server(repo):
+        files = sorted((repo / "instances").glob("*.json"))
+        intervals = [json.loads(f.read_text()) for f in files]
+    assert len(intervals) == 3, files
+    # Created one after another, no two initializations would overlap.
+    assert _overlapping(intervals), intervals

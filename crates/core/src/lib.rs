@@ -21,7 +21,7 @@ mod warmup;
 pub use backends::BackendRegistry;
 pub use config::{ModelControlMode, ServerConfig, ServerLimits};
 pub use infer::{ResponseStream, StreamEvent};
-pub use manager::{IndexEntry, ModelManager, Poller, RepositorySync};
+pub use manager::{InFlight, IndexEntry, ModelManager, Poller, RepositorySync, StartUpLoad};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
 pub use restriction::{RestrictedCategory, Restrictions};
 pub use server::{LogControl, LogSettings, LogSettingsUpdate, Server};

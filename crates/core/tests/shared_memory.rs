@@ -78,7 +78,7 @@ output [ {{ name: "OUTPUT0" data_type: {datatype} dims: [ -1 ] }} ]
         },
         backends,
     );
-    assert!(server.load_startup_models().is_empty());
+    assert!(server.load_startup_models().repository_errors.is_empty());
     (dir, server)
 }
 

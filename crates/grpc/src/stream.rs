@@ -1,5 +1,7 @@
 //! `ModelStreamInfer`: requests and responses on one bidirectional stream.
-//! Each request runs concurrently with the others. As in Triton, responses
+//! Requests are queued in the order they come (a sequence's requests reach
+//! its batcher in order, as in Triton), then each runs concurrently with
+//! the others. As in Triton, responses
 //! of models that are not decoupled are written in request order; a
 //! decoupled model's responses (there may be many) go out as they come. A request's error goes in `error_message`
 //! and the stream goes on (unless the client asked for `triton_grpc_error`
@@ -133,14 +135,29 @@ impl Turn {
     }
 }
 
-/// Runs one request and forwards its responses.
-async fn serve_request(context: StreamContext, message: ModelInferRequest, mut turn: Turn) {
+/// Queues one request now, so that the stream's requests are queued in the
+/// order they came; the returned future forwards its responses.
+fn serve_request(
+    context: StreamContext,
+    message: ModelInferRequest,
+    turn: Turn,
+) -> impl Future<Output = ()> + Send + 'static {
     let echo = Echo {
         id: message.id.clone(),
         model_name: message.model_name.clone(),
         model_version: message.model_version.clone(),
     };
     let started = start_request(&context.server, message);
+    forward_request(context, echo, started, turn)
+}
+
+/// Forwards the responses of one request (its error, if it was refused).
+async fn forward_request(
+    context: StreamContext,
+    echo: Echo,
+    started: Result<Started>,
+    mut turn: Turn,
+) {
     let started = match started {
         Ok(started) => started,
         Err(e) => {

@@ -3,7 +3,7 @@
 
 use std::{process::ExitCode, sync::Arc, time::Duration};
 
-use oxiserve_core::{ModelState, Poller, Server};
+use oxiserve_core::{Poller, Server};
 
 use crate::{
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
@@ -66,7 +66,8 @@ pub fn run(options: &ServerOptions) -> ExitCode {
     if let Some(sync) = sync {
         server.set_repository_sync(sync);
     }
-    let repository_errors = server.load_startup_models();
+    let load = server.load_startup_models();
+    let repository_errors = load.repository_errors;
     for error in &repository_errors {
         log::error!("{error}");
     }
@@ -87,13 +88,16 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         // As Triton: up, but neither live nor ready; model APIs refuse.
         server.fail_start_up();
     }
-    let all_ready = index
-        .iter()
-        .all(|e| e.state.is_none_or(|s| s == ModelState::Ready));
-    if options.repository.exit_on_error && !all_ready {
-        log::error!("error: creating server: failed to load all models");
-        server.shutdown();
-        return ExitCode::FAILURE;
+    if !load.failed_models.is_empty() {
+        if options.repository.exit_on_error {
+            log::error!("error: creating server: failed to load all models");
+            server.shutdown();
+            return ExitCode::FAILURE;
+        }
+        log::error!(
+            "failed to load all models: {}",
+            load.failed_models.join(", ")
+        );
     }
     let poller = match start_poller(&server, options) {
         Ok(poller) => poller,

@@ -97,9 +97,12 @@ fn start_up_prints_the_model_and_option_tables() {
     // Triton exits when a model fails and --exit-on-error is true (the default).
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(all.contains("| Model | Version | Status"), "{all}");
+    // As Triton, a configuration that does not parse keeps the model out
+    // of the table, with a log line naming the file, line and column.
     assert!(
-        all.contains("| bad   | -       | UNAVAILABLE: ")
-            && all.contains("bad/config.pbtxt:2:30: unknown value 'TYPE_FP23'"),
+        all.contains("Poll failed for model directory 'bad': ")
+            && all.contains("bad/config.pbtxt:2:30: unknown value 'TYPE_FP23'")
+            && !all.contains("| bad "),
         "{all}"
     );
     let backends = if cfg!(feature = "pytorch") {

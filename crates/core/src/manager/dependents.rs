@@ -2,7 +2,7 @@
 //! loaded ensembles that have it as a step out of service with it, and
 //! loading it again brings them back.
 
-use super::{ModelManager, install::Origin, members};
+use super::{ModelManager, install::Origin, members, table::UNLOADED};
 use crate::repository::scan;
 
 impl ModelManager {
@@ -24,7 +24,7 @@ impl ModelManager {
         });
         for user in users {
             log::info!("unloading '{user}': its step '{member}' was unloaded");
-            self.take_out(&user, "unloaded");
+            self.take_out(&user, UNLOADED);
             self.inner
                 .models
                 .update(&user, |entry| entry.awaits_members = true);

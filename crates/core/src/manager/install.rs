@@ -18,11 +18,13 @@ use super::{
     ModelManager,
     host::ServerHost,
     members,
-    table::{ModelEntry, VersionSlot},
+    table::{ModelEntry, UNLOADED, VersionSlot},
 };
 use crate::{
     model::{LoadSettings, LoadedModel, ModelState, VersionStatus},
-    repository::{Fingerprint, ModelSpec, OverrideFolder, ScannedModel},
+    repository::{
+        Fingerprint, FolderPoll, ModelSpec, NOT_UNIQUE_REASON, OverrideFolder, ScannedModel,
+    },
 };
 
 /// How long a replaced version waits for the requests that found it just
@@ -50,8 +52,27 @@ struct Retired {
 impl ModelManager {
     /// Loads every version of a scanned model and puts the result in the
     /// table, replacing (then retiring) what was there. A failed reload
-    /// leaves the loaded versions serving, as in Triton.
+    /// leaves the loaded versions serving, as in Triton. A model whose
+    /// folder could not be polled stays out of the table; one found in two
+    /// repositories is taken out of service.
     pub(super) fn install(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
+        if model.poll == FolderPoll::Read {
+            return self.install_read(model, origin);
+        }
+        let failure = poll_failure(&model);
+        if model.poll == FolderPoll::NotUnique {
+            self.take_out_not_unique(&model.name);
+        }
+        ModelEntry {
+            failure: Some(failure),
+            ..Default::default()
+        }
+    }
+
+    /// [`ModelManager::install`] for a model whose folder was read. When a
+    /// version of a new load fails, the versions that loaded are unloaded:
+    /// the model is unavailable as a whole, as in Triton.
+    fn install_read(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
         let lock = self.model_lock(&model.name);
         let _serial = lock.lock();
         let mut previous = self.inner.models.get(&model.name);
@@ -93,11 +114,18 @@ impl ModelManager {
         };
         entry.explicit = origin.explicit || previous.as_ref().is_some_and(|p| p.explicit);
         entry.folder = origin.folder;
-        let failed = entry.failure.is_some() || entry.versions.values().any(|s| s.model.is_none());
+        let failed = entry.failed();
         let keep_previous = failed
             && previous
                 .as_ref()
                 .is_some_and(|p| p.loaded().next().is_some());
+        let released = match failed && !keep_previous && entry.failure.is_none() {
+            true => {
+                log::info!("failed to load '{}'", model.name);
+                entry.release_loaded()
+            }
+            false => Vec::new(),
+        };
         let mut stored = entry.clone();
         if let Some(previous) = previous.as_ref().filter(|_| entry.failure.is_none()) {
             keep_dropped_versions(&mut stored, previous);
@@ -120,8 +148,10 @@ impl ModelManager {
                     .models
                     .replace(&model.name, stored)
                     .unwrap_or_default();
+                let mut models = old.take_models();
+                models.extend(released);
                 Retired {
-                    models: old.take_models(),
+                    models,
                     _folder: old.folder.take(),
                 }
             }
@@ -132,12 +162,14 @@ impl ModelManager {
 
     /// Installs `models` (in load order) with up to `model_load_threads`
     /// loads at a time; an ensemble waits for the members listed with it.
+    /// Returns the names of the models that failed, sorted.
     pub(super) fn install_in_parallel(
         &self,
         models: Vec<ScannedModel>,
         explicit: impl Fn(&str) -> bool + Sync,
-    ) {
+    ) -> Vec<String> {
         let threads = self.config().model_load_threads.max(1);
+        let failed = Mutex::new(Vec::new());
         let mut pending = models;
         while !pending.is_empty() {
             let names: Vec<String> = pending.iter().map(|m| m.name.clone()).collect();
@@ -163,12 +195,18 @@ impl ModelManager {
                                 explicit: explicit(&model.name),
                                 ..Default::default()
                             };
-                            self.install(model, origin);
+                            let name = model.name.clone();
+                            if self.install(model, origin).failed() {
+                                failed.lock().push(name);
+                            }
                         }
                     });
                 }
             });
         }
+        let mut failed = failed.into_inner();
+        failed.sort();
+        failed
     }
 
     /// Takes `name` out of service: its versions become unavailable with
@@ -191,6 +229,18 @@ impl ModelManager {
         };
         retire(name, retired);
         old.config
+    }
+
+    /// Takes a model found in two repositories out of service, with the
+    /// ensembles that use it; its index row gives the reason.
+    fn take_out_not_unique(&self, name: &str) {
+        if self.take_out(name, NOT_UNIQUE_REASON).is_some() {
+            self.inner.models.update(name, |entry| {
+                entry.versions.clear();
+                entry.failure = Some(NOT_UNIQUE_REASON.to_string());
+            });
+            self.take_out_users(name);
+        }
     }
 
     /// The lock that serializes the loads and unloads of one model.
@@ -285,6 +335,27 @@ impl ModelManager {
     }
 }
 
+/// Why a model's folder was not polled, logged as Triton logs it.
+pub(super) fn poll_failure(model: &ScannedModel) -> String {
+    if model.poll == FolderPoll::NotUnique {
+        log::error!(
+            "failed to poll model '{}': not unique across all model repositories",
+            model.name
+        );
+        return NOT_UNIQUE_REASON.to_string();
+    }
+    let reason = match &model.outcome {
+        Err(errors) => errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
+        Ok(_) => String::new(),
+    };
+    log::error!("Poll failed for model directory '{}': {reason}", model.name);
+    reason
+}
+
 /// Versions of `previous` that the new load no longer serves (its version
 /// policy changed) stay in the entry as unloaded, as Triton keeps them: a
 /// request for one hears that it is not ready, not that it is unknown.
@@ -298,7 +369,7 @@ fn keep_dropped_versions(entry: &mut ModelEntry, previous: &ModelEntry) {
                     version,
                     state: ModelState::Unavailable,
                     reason: if slot.model.is_some() {
-                        "unloaded".to_string()
+                        UNLOADED.to_string()
                     } else {
                         slot.status.reason.clone()
                     },

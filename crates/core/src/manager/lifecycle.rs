@@ -5,13 +5,18 @@ use std::collections::BTreeMap;
 
 use oxiserve_types::{Error, Result};
 
-use super::{ModelManager, install::Origin, members, table::ModelEntry};
+use super::{
+    ModelManager,
+    install::{Origin, poll_failure},
+    members,
+    table::{ModelEntry, UNLOADED},
+};
 use crate::{
     config::ModelControlMode,
     model::ModelState,
     repository::{
-        LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel, check_model_name,
-        scan,
+        FolderPoll, LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel,
+        check_model_name, scan,
     },
 };
 
@@ -26,14 +31,25 @@ pub struct IndexEntry {
     pub reason: String,
 }
 
+/// What loading the start-up models gave.
+#[derive(Debug, Clone, Default)]
+pub struct StartUpLoad {
+    /// Problems with the repositories themselves (an unreadable folder).
+    pub repository_errors: Vec<String>,
+    /// The models that could not be polled or failed to load, sorted.
+    pub failed_models: Vec<String>,
+}
+
 impl ModelManager {
     /// Loads the models the control mode says to load at start-up, up to
-    /// `model_load_threads` at a time. Returns the repository-level errors
-    /// (an unreadable repository) if any.
-    pub fn load_startup_models(&self) -> Vec<String> {
+    /// `model_load_threads` at a time.
+    pub fn load_startup_models(&self) -> StartUpLoad {
         let config = self.config();
         if let Err(e) = self.sync_repositories() {
-            return vec![e];
+            return StartUpLoad {
+                repository_errors: vec![e],
+                failed_models: Vec::new(),
+            };
         }
         let only = match config.control_mode {
             ModelControlMode::Explicit => Some(config.startup_models.clone()),
@@ -47,8 +63,10 @@ impl ModelManager {
             config.control_mode != ModelControlMode::Explicit
                 || config.startup_models.iter().any(|m| m == "*" || m == name)
         };
-        self.install_in_parallel(models, explicit);
-        scan.repository_errors
+        StartUpLoad {
+            failed_models: self.install_in_parallel(models, explicit),
+            repository_errors: scan.repository_errors,
+        }
     }
 
     /// Loads (or reloads, as Triton does even if nothing changed) `name`
@@ -92,6 +110,13 @@ impl ModelManager {
                 "failed to load '{name}', failed to poll from model repository"
             )));
         };
+        if model.poll != FolderPoll::Read {
+            // As Triton: the load fails, and a loaded model keeps serving.
+            let reason = poll_failure(&model);
+            return Err(Error::internal(format!(
+                "failed to load '{name}', failed to poll from model repository: {reason}"
+            )));
+        }
         let origin = Origin {
             explicit: true,
             folder,
@@ -103,16 +128,25 @@ impl ModelManager {
                 "load failed for model '{name}': {failure}"
             )));
         }
-        match entry.versions.values().find(|s| s.model.is_none()) {
-            None => {
-                self.bring_back_users(name);
-                Ok(())
-            }
-            Some(slot) => Err(Error::invalid_arg(format!(
-                "load failed for model '{name}': version {} is at {} state: {}",
-                slot.status.version, slot.status.state, slot.status.reason
-            ))),
+        // As Triton: each version that failed, not those unloaded with it.
+        let failed: String = entry
+            .versions
+            .values()
+            .filter(|s| s.model.is_none() && s.status.reason != UNLOADED)
+            .map(|s| {
+                format!(
+                    "version {} is at {} state: {};",
+                    s.status.version, s.status.state, s.status.reason
+                )
+            })
+            .collect();
+        if failed.is_empty() {
+            self.bring_back_users(name);
+            return Ok(());
         }
+        Err(Error::invalid_arg(format!(
+            "load failed for model '{name}': {failed}"
+        )))
     }
 
     /// Unloads every version of `name` once the requests already given to
@@ -192,7 +226,7 @@ impl ModelManager {
     /// Takes `name` out of service and shuts its versions down; with
     /// `dependents`, then the members it alone had loaded.
     fn unload(&self, name: &str, dependents: bool) {
-        let config = self.take_out(name, "unloaded");
+        let config = self.take_out(name, UNLOADED);
         self.take_out_users(name);
         let Some(config) = config.filter(|_| dependents) else {
             return;

@@ -40,11 +40,11 @@ use std::{collections::HashMap, sync::Arc, sync::OnceLock};
 
 use parking_lot::Mutex;
 
-pub use lifecycle::IndexEntry;
+pub use lifecycle::{IndexEntry, StartUpLoad};
 pub use poller::Poller;
 
-use crate::{backends::BackendRegistry, config::ServerConfig};
-use table::ModelTable;
+use crate::{backends::BackendRegistry, config::ServerConfig, repository::NOT_UNIQUE_REASON};
+use table::{ModelEntry, ModelTable, UNLOADED};
 
 /// Brings remote model repositories (an object store's) up to date in the
 /// local folders the server reads; called before every look at the
@@ -52,6 +52,15 @@ use table::ModelTable;
 pub trait RepositorySync: Send + Sync + std::fmt::Debug {
     /// Updates the local copies; the error says what is wrong.
     fn sync(&self) -> std::result::Result<(), String>;
+}
+
+/// A model version with inferences in flight, and how many (see
+/// [`ModelManager::in_flight`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight {
+    pub model: String,
+    pub version: i64,
+    pub count: usize,
 }
 
 /// Owns the model table and every change to it (Triton's model repository
@@ -112,7 +121,7 @@ impl ModelManager {
     /// Whether every model the manager tried to load is ready, or was
     /// unloaded on request (`--strict-readiness`).
     pub fn all_ready(&self) -> bool {
-        let unloaded = |reason: &str| reason == "unloaded";
+        let unloaded = |reason: &str| reason == UNLOADED || reason == NOT_UNIQUE_REASON;
         self.inner.models.read(|models| {
             models.values().all(|entry| match &entry.failure {
                 Some(reason) => unloaded(reason),
@@ -124,6 +133,34 @@ impl ModelManager {
                             .all(|slot| slot.model.is_some() || unloaded(&slot.status.reason))
                 }
             })
+        })
+    }
+
+    /// Every loaded model refuses new requests from now on (the server is
+    /// stopping); see [`LoadedModel::in_flight`] for what it still serves.
+    pub fn stop_accepting(&self) {
+        self.inner.models.read(|models| {
+            models
+                .values()
+                .flat_map(ModelEntry::loaded)
+                .for_each(|model| model.stop_accepting());
+        });
+    }
+
+    /// The loaded model versions with inferences in flight, and how many:
+    /// what the server waits for when it stops.
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        self.inner.models.read(|models| {
+            models
+                .values()
+                .flat_map(ModelEntry::loaded)
+                .map(|model| InFlight {
+                    model: model.name().to_string(),
+                    version: model.version(),
+                    count: model.in_flight(),
+                })
+                .filter(|f| f.count > 0)
+                .collect()
         })
     }
 

@@ -11,7 +11,7 @@ use std::{
 
 use crossbeam_channel::{Sender, bounded};
 
-use super::{ModelManager, members};
+use super::{ModelManager, members, table::UNLOADED};
 use crate::repository::{PollChanges, PollState, scan, snapshot};
 
 /// The polling thread; dropping it stops the thread.
@@ -72,7 +72,7 @@ impl ModelManager {
             changes.removed
         );
         for name in &changes.removed {
-            self.take_out(name, "unloaded");
+            self.take_out(name, UNLOADED);
             self.take_out_users(name);
         }
         let load: Vec<String> = changes

@@ -11,6 +11,10 @@ use crate::{
     repository::{ModelFiles, OverrideFolder},
 };
 
+/// The reason a version that was unloaded (not one that failed) gives, as
+/// Triton words it; such a version does not make the server unready.
+pub(crate) const UNLOADED: &str = "unloaded";
+
 /// One version of a model: its status, and the model while it is loaded.
 #[derive(Debug, Clone)]
 pub(crate) struct VersionSlot {
@@ -47,6 +51,11 @@ impl ModelEntry {
         }
     }
 
+    /// Whether the model, or one of its versions, failed to load.
+    pub fn failed(&self) -> bool {
+        self.failure.is_some() || self.versions.values().any(|s| s.model.is_none())
+    }
+
     /// Every loaded version.
     pub fn loaded(&self) -> impl Iterator<Item = &Arc<LoadedModel>> {
         self.versions.values().filter_map(|s| s.model.as_ref())
@@ -58,6 +67,20 @@ impl ModelEntry {
             .values_mut()
             .filter_map(|s| s.model.take())
             .collect()
+    }
+
+    /// Takes the loaded models out, their versions now unavailable as
+    /// "unloaded" (a version that failed keeps its reason).
+    pub fn release_loaded(&mut self) -> Vec<Arc<LoadedModel>> {
+        let mut released = Vec::new();
+        for slot in self.versions.values_mut() {
+            if let Some(model) = slot.model.take() {
+                slot.status.state = ModelState::Unavailable;
+                slot.status.reason = UNLOADED.to_string();
+                released.push(model);
+            }
+        }
+        released
     }
 
     /// A model that failed or was unloaded keeps its statuses, without models.

@@ -2,11 +2,14 @@
 //! started them shares them with the ones an instance update makes from it
 //! (same version, new `instance_group`); the last of them to go stops them.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use oxiserve_backend::{InstanceContext, InstanceKind, Model};
 use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
-use oxiserve_types::{Error, Result};
+use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
 use parking_lot::Mutex;
 
 use crate::{
@@ -51,11 +54,14 @@ pub(crate) struct Instances {
     leaving: Mutex<Vec<InstanceRunner>>,
     /// `None` for an ensemble, which has no instances.
     source: Option<InstanceSource>,
+    /// The server is stopping: new requests are refused, queued ones finish.
+    stopping: AtomicBool,
 }
 
 impl Instances {
-    /// Starts an instance for each of `config`'s instance groups; on an
-    /// error, stops those already started.
+    /// Starts an instance for each of `config`'s instance groups, all at
+    /// once as Triton does (a model whose instances are slow to initialise
+    /// loads in about the time of one); on an error, stops those started.
     pub fn start(
         config: &ModelConfig,
         scheduler: Scheduler,
@@ -66,14 +72,36 @@ impl Instances {
             running: Mutex::new(Vec::new()),
             leaving: Mutex::new(Vec::new()),
             source: Some(source),
+            stopping: AtomicBool::new(false),
         };
-        for instance in instances_of(config) {
-            if let Err(e) = instances.add(instance) {
-                instances.shutdown();
-                return Err(e);
-            }
+        if let Err(e) = instances.add_all(instances_of(config)) {
+            instances.shutdown();
+            return Err(e);
         }
         Ok(instances)
+    }
+
+    /// Starts `wanted` in parallel; the first error, if any, once all are done.
+    fn add_all(&self, wanted: Vec<InstanceContext>) -> Result<()> {
+        if wanted.len() <= 1 {
+            return wanted
+                .into_iter()
+                .try_for_each(|instance| self.add(instance));
+        }
+        std::thread::scope(|scope| {
+            let started: Vec<_> = wanted
+                .into_iter()
+                .map(|instance| scope.spawn(|| self.add(instance)))
+                .collect();
+            started
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(Error::internal("an instance panicked while starting"))
+                    })
+                })
+                .fold(Ok(()), Result::and)
+        })
     }
 
     /// An ensemble's scheduler, with no instances.
@@ -83,7 +111,37 @@ impl Instances {
             running: Mutex::new(Vec::new()),
             leaving: Mutex::new(Vec::new()),
             source: None,
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// Refuses new requests from now on, as Triton's schedulers do when the
+    /// server begins to exit; the queued ones, and the later requests of
+    /// sequences already started, are still served.
+    pub fn stop_accepting(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a new `request` is refused because the server is stopping:
+    /// the sequence batcher takes the requests of sequences already started.
+    pub fn refuses(&self, request: &InferRequest) -> bool {
+        if !self.stopping.load(Ordering::Relaxed) {
+            return false;
+        }
+        match &self.scheduler {
+            Scheduler::Sequence(_) => request
+                .parameters
+                .get("sequence_start")
+                .and_then(ParameterValue::as_bool)
+                .unwrap_or(false),
+            Scheduler::Default(_) | Scheduler::Dynamic(_) | Scheduler::Ensemble(_) => true,
+        }
+    }
+
+    /// Triton's in-flight inferences, which the server waits for when it
+    /// stops: see [`Scheduler::in_flight`].
+    pub fn in_flight(&self) -> usize {
+        self.scheduler.in_flight()
     }
 
     /// Whether [`Instances::update`] can apply a new `instance_group`.
@@ -128,9 +186,7 @@ impl Instances {
         } else {
             leaving.into_iter().for_each(|gone| gone.runner.join());
         }
-        joining
-            .into_iter()
-            .try_for_each(|instance| self.add(instance))
+        self.add_all(joining)
     }
 
     /// Starts one instance and waits until it is ready.

@@ -200,8 +200,29 @@ impl LoadedModel {
         cancel: CancelFlag,
         out: EventOut,
     ) -> Result<()> {
+        if self.instances.refuses(&request) {
+            return Err(self.stopping_error(&request.id));
+        }
         let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
         self.submit_recorded(request, record, output_regions, cancel, out)
+    }
+
+    /// Triton's words for a request refused because the server is stopping
+    /// (an ensemble's steps already under way are not refused).
+    fn stopping_error(&self, request_id: &str) -> Error {
+        let id = if request_id.is_empty() {
+            "<id_unknown>"
+        } else {
+            request_id
+        };
+        let ensemble = match self.instances.scheduler {
+            Scheduler::Ensemble(_) => format!("in ensemble '{}', ", self.name),
+            _ => String::new(),
+        };
+        Error::unavailable(format!(
+            "{ensemble}[request id: {id}] Server is stopping, scheduler for model has stopped \
+             accepting new inference requests"
+        ))
     }
 
     /// Validates and queues `request` as a step of an ensemble request:
@@ -279,6 +300,16 @@ impl LoadedModel {
         Err(Error::unavailable(format!(
             "[request id: {id}] Exceeds maximum queue size"
         )))
+    }
+
+    /// See [`Instances::stop_accepting`].
+    pub(crate) fn stop_accepting(&self) {
+        self.instances.stop_accepting();
+    }
+
+    /// See [`Instances::in_flight`].
+    pub fn in_flight(&self) -> usize {
+        self.instances.in_flight()
     }
 
     /// Stops accepting requests, lets the queued ones finish, and waits for

@@ -12,7 +12,9 @@ mod scan;
 pub use fingerprint::{Fingerprint, ModelFiles};
 pub use load_request::{FILE_PREFIX, LoadRequest};
 pub(crate) use load_request::{OverrideFolder, check_model_name};
-pub use model_dir::{ModelDir, ModelSpec, ScannedModel, VersionSpec, read_model};
+pub use model_dir::{
+    FolderPoll, ModelDir, ModelSpec, NOT_UNIQUE_REASON, ScannedModel, VersionSpec, read_model,
+};
 pub use options::{ModelOverride, ScanOptions};
 pub use poll::{PollChanges, PollState, Snapshot, snapshot};
 pub use scan::{RepositoryScan, scan};

@@ -23,7 +23,27 @@ pub struct ScannedModel {
     /// Its folder, when one exists.
     pub path: Option<PathBuf>,
     pub outcome: Result<ModelSpec, Vec<ConfigError>>,
+    /// Whether the folder gave a configuration at all.
+    pub poll: FolderPoll,
 }
+
+/// What polling a model's folder gave, as Triton's repository manager tells
+/// it: only a model whose folder was read enters the model table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderPoll {
+    /// A configuration was formed (the model may still fail to load, or
+    /// fail its ensemble checks).
+    Read,
+    /// No folder, or none that gives a valid configuration: the model stays
+    /// out of the table (a loaded one keeps serving).
+    Failed,
+    /// The folder is in more than one repository: the model is taken out
+    /// of service.
+    NotUnique,
+}
+
+/// Why a model in two repositories is out of service, as Triton words it.
+pub const NOT_UNIQUE_REASON: &str = "model appears in two or more repositories";
 
 /// A model folder found in a repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +97,29 @@ const CHECKED_BACKENDS: &[&str] = &[
 /// Reads and checks one model folder. With `options.auto_complete` a missing
 /// `config.pbtxt` is allowed (Triton's `--strict-model-config=false`) and
 /// the model's backend, if in `options.backends`, completes the configuration.
-pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Vec<ConfigError>> {
+///
+/// As in Triton, a folder that gives no valid configuration fails the poll;
+/// a valid configuration whose backend, versions or files are wrong fails
+/// at load.
+pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> ScannedModel {
+    let (outcome, poll) = match read_folder(dir, options) {
+        Ok(spec) => (Ok(spec), FolderPoll::Read),
+        Err((errors, poll)) => (Err(errors), poll),
+    };
+    ScannedModel {
+        name: dir.name.clone(),
+        path: Some(dir.path.clone()),
+        outcome,
+        poll,
+    }
+}
+
+/// The errors of a folder, and whether they fail its poll or its load.
+type ReadFailure = (Vec<ConfigError>, FolderPoll);
+
+fn read_folder(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, ReadFailure> {
+    let poll_failed = |errors: Vec<ConfigError>| (errors, FolderPoll::Failed);
+    let load_failed = |errors: Vec<ConfigError>| (errors, FolderPoll::Read);
     let gpus = &options.gpus;
     let replaced = options
         .model_override
@@ -93,15 +135,19 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Ve
         ),
         None => {
             let path = dir.path.join(CONFIG_FILE);
-            let parsed = read_config(&path, options.auto_complete).map_err(|e| vec![e])?;
+            let parsed =
+                read_config(&path, options.auto_complete).map_err(|e| poll_failed(vec![e]))?;
             (path, parsed)
         }
     };
-    let available = version_folders(&dir.path).map_err(|e| vec![e.locate(&dir.path, None)])?;
+    let available =
+        version_folders(&dir.path).map_err(|e| poll_failed(vec![e.locate(&dir.path, None)]))?;
     let folder = ModelFolder {
         name: dir.name.clone(),
         first_version: match available.first() {
-            Some(v) => Some(folder_contents(&dir.path.join(v.to_string())).map_err(|e| vec![e])?),
+            Some(v) => Some(
+                folder_contents(&dir.path.join(v.to_string())).map_err(|e| poll_failed(vec![e]))?,
+            ),
             None => None,
         },
         gpus: gpus.to_vec(),
@@ -136,19 +182,19 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Ve
     };
     let config = complete_config_with(parsed.config.clone(), &folder, backend_complete).map_err(
         |errors| match backend_error.take() {
-            Some(error) => vec![error],
-            None => locate(errors),
+            Some(error) => load_failed(vec![error]),
+            None => poll_failed(locate(errors)),
         },
     )?;
     let (chosen, missing) = match replaced.and_then(|o| o.version) {
         Some(version) => (vec![version], Vec::new()),
         None => {
             let policy = config.version_policy.clone().unwrap_or_default();
-            select_versions(&policy, &available).map_err(|e| locate(vec![e]))?
+            select_versions(&policy, &available).map_err(|e| load_failed(locate(vec![e])))?
         }
     };
     if let Some(version) = chosen.iter().find(|v| !available.contains(v)) {
-        return Err(vec![ConfigError::whole(format!(
+        return Err(load_failed(vec![ConfigError::whole(format!(
             "version {version} of model '{}' is not in the model folder {} (versions there: {})",
             dir.name,
             dir.path.display(),
@@ -157,7 +203,7 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Ve
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
-        ))]);
+        ))]));
     }
     for version in missing {
         log::error!(
@@ -191,7 +237,7 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, Ve
         });
     }
     if !errors.is_empty() {
-        return Err(locate(errors));
+        return Err(load_failed(locate(errors)));
     }
     Ok(ModelSpec {
         dir: dir.clone(),

@@ -10,7 +10,7 @@ use oxiserve_config::ConfigError;
 
 use super::{
     ensembles::{check_ensembles, ensemble_members},
-    model_dir::{ModelDir, ScannedModel, read_model},
+    model_dir::{FolderPoll, ModelDir, ScannedModel, read_model},
     options::ScanOptions,
 };
 
@@ -57,20 +57,20 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
         if !wanted(name) {
             continue;
         }
-        let outcome = match dirs.as_slice() {
+        result.models.push(match dirs.as_slice() {
             [dir] => read_model(dir, options),
-            _ => Err(vec![ConfigError::whole(format!(
-                "model '{name}' exists in more than one model repository: {}",
-                dirs.iter()
-                    .map(|d| d.path.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))]),
-        };
-        result.models.push(ScannedModel {
-            name: name.clone(),
-            path: Some(dirs[0].path.clone()),
-            outcome,
+            _ => ScannedModel {
+                name: name.clone(),
+                path: Some(dirs[0].path.clone()),
+                outcome: Err(vec![ConfigError::whole(format!(
+                    "model '{name}' exists in more than one model repository: {}",
+                    dirs.iter()
+                        .map(|d| d.path.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))]),
+                poll: FolderPoll::NotUnique,
+            },
         });
     }
     for name in options.only.iter().flatten() {
@@ -82,6 +82,7 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
                     "model not found in any model repository{}",
                     oxiserve_config::did_you_mean(name, found.keys().map(String::as_str))
                 ))]),
+                poll: FolderPoll::Failed,
             });
         }
     }
@@ -89,14 +90,9 @@ pub fn scan(repositories: &[PathBuf], options: &ScanOptions) -> RepositoryScan {
     let unread: Vec<ScannedModel> = ensemble_members(&result.models)
         .into_iter()
         .filter(|name| !result.models.iter().any(|m| m.name == *name))
-        .filter_map(|name| {
-            let (name, dirs) = found.get_key_value(name.as_str())?;
-            let [dir] = dirs.as_slice() else { return None };
-            Some(ScannedModel {
-                name: name.clone(),
-                path: Some(dir.path.clone()),
-                outcome: read_model(dir, options),
-            })
+        .filter_map(|name| match found.get(name.as_str())?.as_slice() {
+            [dir] => Some(read_model(dir, options)),
+            _ => None,
         })
         .collect();
     check_ensembles(

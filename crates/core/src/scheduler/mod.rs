@@ -84,6 +84,17 @@ impl Scheduler {
         }
     }
 
+    /// Triton's in-flight inferences: the requests queued; with the
+    /// sequence batcher, also the sequences in progress; with an ensemble,
+    /// the requests going through its steps.
+    pub fn in_flight(&self) -> usize {
+        match self {
+            Self::Sequence(s) => s.pending() + s.active_sequences(),
+            Self::Ensemble(e) => e.in_flight(),
+            Self::Default(_) | Self::Dynamic(_) => self.pending(),
+        }
+    }
+
     /// Accepts no more requests; instances finish what is queued, then stop.
     pub fn stop(&self) {
         match self {

@@ -21,7 +21,7 @@ use crate::{
     backends::BackendRegistry,
     config::ServerConfig,
     infer::ResponseStream,
-    manager::{ModelManager, RepositorySync},
+    manager::{InFlight, ModelManager, RepositorySync},
     model::LoadedModel,
     shared_memory::SharedMemoryRegistry,
 };
@@ -135,6 +135,19 @@ impl Server {
         let arrival = Instant::now();
         let output_regions = self.inner.shared_memory.resolve(&mut request)?;
         model.infer(request, arrival, output_regions)
+    }
+
+    /// Begins to stop, as Triton does on a signal: no longer live or ready,
+    /// and every model refuses new inference requests ("Server is
+    /// stopping...") while those in flight finish. The endpoints still answer.
+    pub fn stop_accepting(&self) {
+        self.inner.live.store(false, Ordering::Relaxed);
+        self.inner.manager.stop_accepting();
+    }
+
+    /// See [`ModelManager::in_flight`].
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        self.inner.manager.in_flight()
     }
 
     /// Stops serving: no longer live or ready; every model unloads after its

@@ -8,7 +8,7 @@ use oxiserve_types::Result;
 
 use super::Server;
 use crate::{
-    manager::{IndexEntry, ModelManager, Poller},
+    manager::{IndexEntry, ModelManager, Poller, StartUpLoad},
     model::{LoadedModel, ModelMetadata},
     repository::{LoadRequest, PollChanges, PollState},
     stats::ModelStatistics,
@@ -20,7 +20,7 @@ impl Server {
     }
 
     /// See [`ModelManager::load_startup_models`].
-    pub fn load_startup_models(&self) -> Vec<String> {
+    pub fn load_startup_models(&self) -> StartUpLoad {
         self.models().load_startup_models()
     }
 

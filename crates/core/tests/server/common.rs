@@ -98,7 +98,7 @@ pub fn server_with(dir: &TempDir, configure: impl FnOnce(&mut ServerConfig)) -> 
     };
     configure(&mut config);
     let server = Server::new(config, backends());
-    let errors = server.load_startup_models();
+    let errors = server.load_startup_models().repository_errors;
     assert!(errors.is_empty(), "repository errors: {errors:?}");
     server
 }

@@ -3,7 +3,7 @@
 use crate::common::*;
 
 #[tokio::test]
-async fn failed_models_are_unavailable_with_a_reason_while_others_serve() {
+async fn failed_models_are_unavailable_while_others_serve() {
     let dir = repo(&[
         ("good/config.pbtxt", ID),
         ("good/1/", ""),
@@ -21,10 +21,11 @@ async fn failed_models_are_unavailable_with_a_reason_while_others_serve() {
     let names: Vec<&str> = index.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["badconfig", "good", "nobackend"]);
 
+    // A configuration that does not parse keeps the model out of the
+    // table, as in Triton: listed, with no state.
     let bad = rows(&index, "badconfig");
     assert_eq!(bad.len(), 1);
-    assert_eq!(bad[0].state, Some(ModelState::Unavailable));
-    assert!(bad[0].reason.contains("banana"), "{:?}", bad[0]);
+    assert_eq!((bad[0].state, bad[0].version), (None, None));
 
     let nobackend = rows(&index, "nobackend");
     assert_eq!(nobackend.len(), 1);
@@ -68,7 +69,7 @@ fn a_missing_repository_is_reported() {
         },
         backends(),
     );
-    let errors = server.load_startup_models();
+    let errors = server.load_startup_models().repository_errors;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("missing"), "{errors:?}");
     assert!(server.model_ready("id", None));

@@ -140,14 +140,22 @@ fn explicit_load_errors() {
     ]);
     let server = explicit(&dir, &[]);
     assert_error(server.load_model("zzz"), ErrorKind::Internal, &["'zzz'"]);
-    assert_error(server.load_model("bad"), ErrorKind::InvalidArg, &["'bad'"]);
+    // A configuration that does not parse fails the poll, as in Triton.
+    assert_error(
+        server.load_model("bad"),
+        ErrorKind::Internal,
+        &[
+            "failed to load 'bad', failed to poll from model repository",
+            "banana",
+        ],
+    );
     assert_error(
         server.load_model("nobackend"),
         ErrorKind::InvalidArg,
         &["'nobackend'", "nosuch"],
     );
     let index = server.repository_index(false);
-    assert_eq!(rows(&index, "bad")[0].state, Some(ModelState::Unavailable));
+    assert_eq!(rows(&index, "bad")[0].state, None);
     assert_eq!(
         rows(&index, "nobackend")[0].state,
         Some(ModelState::Unavailable)

@@ -2,9 +2,9 @@
 
 use crate::common::*;
 
-/// Versions 1, 2 and 3 of a model served with the `all` policy; version 3
-/// fails to load.
-fn versioned() -> TempDir {
+/// Versions 1 and 2 of a model served with the `all` policy and, when
+/// `broken`, a version 3 that fails to load.
+fn versioned(broken: bool) -> TempDir {
     let config = r#"
 backend: "flaky"
 max_batch_size: 8
@@ -12,17 +12,16 @@ version_policy: { all { } }
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 "#;
-    repo(&[
-        ("v/config.pbtxt", config),
-        ("v/1/", ""),
-        ("v/2/", ""),
-        ("v/3/broken", ""),
-    ])
+    let mut files = vec![("v/config.pbtxt", config), ("v/1/", ""), ("v/2/", "")];
+    if broken {
+        files.push(("v/3/broken", ""));
+    }
+    repo(&files)
 }
 
 #[tokio::test]
 async fn highest_ready_version_serves_when_none_is_asked() {
-    let dir = versioned();
+    let dir = versioned(false);
     let server = server(&dir);
     let response = infer(&server, request("v", None, &[1.0])).await.unwrap();
     assert_eq!(response.model_version, 2);
@@ -42,36 +41,33 @@ async fn highest_ready_version_serves_when_none_is_asked() {
     assert_eq!(server.statistics(Some("v"), None).unwrap().len(), 2);
 }
 
+/// Triton's ModelLifeCycle::OnLoadFinal: when a version fails, the versions
+/// that loaded with it are unloaded, so the model is unavailable as a whole.
 #[tokio::test]
-async fn failed_version_is_unavailable_with_its_reason() {
-    let dir = versioned();
+async fn a_failed_version_makes_the_whole_model_unavailable() {
+    let dir = versioned(true);
     let server = server(&dir);
     let index = server.repository_index(false);
     let v: Vec<_> = rows(&index, "v")
         .into_iter()
-        .map(|e| (e.version, e.state))
+        .map(|e| (e.version, e.state, e.reason.as_str()))
         .collect();
     assert_eq!(
-        v,
-        vec![
-            (Some(1), Some(ModelState::Ready)),
-            (Some(2), Some(ModelState::Ready)),
-            (Some(3), Some(ModelState::Unavailable)),
+        v[..2],
+        [
+            (Some(1), Some(ModelState::Unavailable), "unloaded"),
+            (Some(2), Some(ModelState::Unavailable), "unloaded"),
         ]
     );
-    let row = rows(&index, "v")[2];
-    assert!(row.reason.contains("broken on purpose"), "{row:?}");
-    assert!(!server.model_ready("v", Some(3)));
-    assert_eq!(
-        rows(&server.repository_index(true), "v").len(),
-        2,
-        "ready-only index lists the ready versions"
-    );
+    assert_eq!(v[2].1, Some(ModelState::Unavailable));
+    assert!(v[2].2.contains("broken on purpose"), "{v:?}");
+    assert!(!server.model_ready("v", Some(1)));
+    assert!(rows(&server.repository_index(true), "v").is_empty());
 }
 
 #[tokio::test]
 async fn lookup_errors_and_their_kinds() {
-    let dir = versioned();
+    let dir = versioned(true);
     let server = server(&dir);
     // Unknown model.
     assert_error(
@@ -122,7 +118,7 @@ async fn lookup_errors_and_their_kinds() {
 #[tokio::test]
 
 async fn not_ready_version_is_unavailable() {
-    let dir = versioned();
+    let dir = versioned(true);
     let server = server(&dir);
     assert_error(
         infer(&server, request("v", Some(3), &[1.0])).await,

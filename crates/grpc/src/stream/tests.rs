@@ -84,7 +84,7 @@ fn server(dir: &tempfile::TempDir) -> Server {
         ..Default::default()
     };
     let server = Server::new(config, backends);
-    assert!(server.load_startup_models().is_empty());
+    assert!(server.load_startup_models().repository_errors.is_empty());
     assert!(
         server.model_ready("repeat", None),
         "{:?}",

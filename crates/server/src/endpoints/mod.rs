@@ -1,6 +1,9 @@
 //! Binding the endpoints (one file per protocol) and serving until a signal
-//! arrives; then every endpoint stops accepting, requests in flight finish,
-//! and the models unload.
+//! arrives; then, as Triton: the models refuse new inference requests while
+//! the endpoints still answer and the inferences in flight finish; then the
+//! endpoints stop and the models unload.
+
+mod drain;
 
 mod grpc;
 mod http;
@@ -48,11 +51,11 @@ pub fn serve(
         }
     };
     let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
-    let (code, deadline) = runtime.block_on(run(server.clone(), options, metrics));
-    drop(poller);
+    let (code, deadline) = runtime.block_on(run(server.clone(), options, metrics, poller));
     runtime.shutdown_timeout(deadline.saturating_duration_since(Instant::now()));
     // Models finish their queued requests and unload (Python models run
     // `finalize`) within what is left of --exit-timeout-secs.
+    log::info!("All models are stopped, unloading models");
     let (unloaded, waited) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         server.shutdown();
@@ -81,10 +84,16 @@ fn worker_threads(flag: Option<u32>, cpus: usize) -> usize {
     }
 }
 
-/// Serves until a signal (or an endpoint failure), then stops accepting and
-/// lets the requests in flight finish. Returns the exit status and the time
-/// by which everything must be done (--exit-timeout-secs after the signal).
-async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> (ExitCode, Instant) {
+/// Serves until a signal (or an endpoint failure), then stops the repository
+/// `poller`, lets the inferences in flight finish and stops the endpoints.
+/// Returns the exit status and the time by which everything must be done
+/// (--exit-timeout-secs after the signal).
+async fn run(
+    server: Server,
+    options: &ServerOptions,
+    metrics: Registry,
+    poller: Option<Poller>,
+) -> (ExitCode, Instant) {
     let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
     let fail = || (ExitCode::FAILURE, Instant::now() + exit_timeout);
     let signals = match signal::ShutdownSignals::install() {
@@ -128,6 +137,8 @@ async fn run(server: Server, options: &ServerOptions, metrics: Registry) -> (Exi
         }
     }
     let deadline = Instant::now() + exit_timeout;
+    tokio::task::block_in_place(|| drop(poller));
+    drain::in_flight_inferences(&server, deadline).await;
     let _ = stop.send(true);
     let drained = tokio::time::timeout_at(deadline.into(), async {
         let mut code = ExitCode::SUCCESS;

@@ -8,7 +8,7 @@ mod state;
 
 use std::sync::{
     Arc,
-    atomic::{AtomicBool, Ordering},
+    atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
 use oxiserve_proto::ModelConfig;
@@ -36,6 +36,7 @@ impl EnsembleScheduler {
                 plan: Plan::from_config(config),
                 host,
                 stats,
+                runs: AtomicUsize::new(0),
             }),
             stopped: AtomicBool::new(false),
         }
@@ -52,6 +53,11 @@ impl EnsembleScheduler {
         }
         Run::start(self.ensemble.clone(), job);
         Ok(())
+    }
+
+    /// The requests going through the steps.
+    pub fn in_flight(&self) -> usize {
+        self.ensemble.runs.load(Ordering::Relaxed)
     }
 
     /// Accepts no more requests; those running finish on their members.

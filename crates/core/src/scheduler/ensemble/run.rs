@@ -1,7 +1,7 @@
 //! One ensemble request in flight: starts its ready steps on their models,
 //! collects their outputs, and answers once no step can run any more.
 
-use std::sync::Arc;
+use std::sync::{Arc, atomic::Ordering};
 
 use oxiserve_backend::{
     BackendRequest, BackendResponse, CancelFlag, EventCallback, ResponseSink, StreamEvent,
@@ -53,6 +53,7 @@ impl Run {
             enqueued,
         } = job;
         let state = State::new(&ensemble.plan, request.inputs);
+        ensemble.runs.fetch_add(1, Ordering::Relaxed);
         let run = Arc::new(Self {
             ensemble,
             request_id: request.id,
@@ -208,6 +209,12 @@ impl Run {
         self.record.finished(Some(FailureReason::Other));
         let message = format!("in ensemble '{}', {}", self.ensemble.name, error.message);
         sink.respond(Err(Error::new(error.kind, message)));
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.ensemble.runs.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

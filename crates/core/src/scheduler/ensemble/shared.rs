@@ -1,7 +1,7 @@
 //! What every request of one ensemble shares: its plan, the host its steps
 //! go to, and its statistics.
 
-use std::sync::Arc;
+use std::sync::{Arc, atomic::AtomicUsize};
 
 use oxiserve_backend::{CancelFlag, EventCallback};
 use oxiserve_types::{InferRequest, Result};
@@ -30,4 +30,7 @@ pub(crate) struct Ensemble {
     pub plan: Plan,
     pub host: Arc<dyn StepHost>,
     pub stats: Arc<StatsCollector>,
+    /// Requests going through the steps (each [`super::run::Run`] counts
+    /// itself while it lives).
+    pub runs: AtomicUsize,
 }

@@ -128,6 +128,7 @@ impl ResponseTarget for Iterative {
             record: saved.record.clone(),
             batch_size: saved.batch_size,
             enqueued: Instant::now(),
+            trace: None,
         };
         let shared = &saved.shared;
         let corrid = saved.corrid.clone();
@@ -139,7 +140,7 @@ impl ResponseTarget for Iterative {
             Err((job, Refusal::NotStarted)) => {
                 let start = Flags {
                     start: true,
-                    end: false,
+                    ..Flags::default()
                 };
                 state.enqueue(*job, corrid, start, Instant::now())
             }

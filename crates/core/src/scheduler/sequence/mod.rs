@@ -5,10 +5,12 @@
 //! the oldest strategy it batches the oldest ready requests of its candidate
 //! sequences, one per sequence. The decisions live in [`State`] and
 //! [`oldest::OldestState`]; this handle feeds them requests and lets each
-//! instance take its batches.
+//! instance take its batches. A sequence waiting in the backlog past its
+//! requests' timeout is given up ([`expiry`]).
 
 mod completion;
 mod control;
+mod expiry;
 mod implicit_state;
 mod iterative;
 mod oldest;
@@ -33,6 +35,7 @@ use parking_lot::{Condvar, Mutex};
 use self::{
     completion::Completion,
     control::Controls,
+    expiry::Reaper,
     implicit_state::ImplicitState,
     iterative::{Ids, Iterative},
     shared::Shared,
@@ -54,6 +57,8 @@ pub(crate) struct SequenceBatcher {
     waiting: Waiting,
     /// With `iterative_sequence`: the ids of requests that come without one.
     iterative: Option<Ids>,
+    /// Expires backlogged sequences; started by the first deadline.
+    reaper: Reaper,
 }
 
 impl SequenceBatcher {
@@ -77,6 +82,7 @@ impl SequenceBatcher {
             shared: Arc::new(Shared {
                 state: Mutex::new(Strategy::new(config, batching, idle)),
                 work: Condvar::new(),
+                expiry: Condvar::new(),
                 controls: Controls::new(batching, BatchPlan::of(config))?,
                 implicit,
                 preserve_ordering,
@@ -84,12 +90,14 @@ impl SequenceBatcher {
             model_name: config.name.clone(),
             waiting: Waiting::default(),
             iterative: batching.iterative_sequence.then(Ids::default),
+            reaper: Reaper::default(),
         })
     }
 
     /// Queues a request of a sequence; refused without a correlation id,
     /// with a batch of more than one, for a sequence that was never started
-    /// (or was released), or once the batcher stopped. Triton's texts.
+    /// (or was released, or expired in the backlog), or once the batcher
+    /// stopped. Triton's texts.
     pub fn enqueue(&self, mut job: Job) -> Result<()> {
         let model = &self.model_name;
         let checked = self.check(&mut job.request.request, job.batch_size);
@@ -107,13 +115,17 @@ impl SequenceBatcher {
         if self.iterative.is_some() && flags.start {
             job = Iterative::wrap(&self.shared, corrid.clone(), job);
         }
-        let refused = self
-            .shared
-            .lock()
-            .enqueue(job, corrid.clone(), flags, Instant::now());
+        let mut state = self.shared.lock();
+        let refused = state.enqueue(job, corrid.clone(), flags, Instant::now());
+        // Only a request with a timeout can bring the backlog a deadline.
+        let deadline = flags.timeout.is_some() && state.next_expiry().is_some();
+        drop(state);
         match refused {
             Ok(()) => {
                 self.shared.work.notify_all();
+                if deadline {
+                    self.reaper.watch(&self.shared, model);
+                }
                 Ok(())
             }
             Err((job, refusal)) => {
@@ -156,11 +168,22 @@ impl SequenceBatcher {
             let value = request.parameters.get(name);
             value.and_then(ParameterValue::as_bool).unwrap_or(false)
         };
+        // Triton's request timeout, in microseconds; zero is none.
+        let timeout = request
+            .parameters
+            .get("timeout")
+            .and_then(ParameterValue::as_u64);
         let flags = Flags {
             start: flag("sequence_start"),
             end: flag("sequence_end"),
+            timeout: timeout.filter(|&us| us > 0).map(Duration::from_micros),
         };
         Ok((corrid, flags))
+    }
+
+    /// Sequences in progress: holding a slot (not ended) or in the backlog.
+    pub fn active_sequences(&self) -> usize {
+        self.shared.lock().sequences()
     }
 
     /// Requests queued, or taken by a busy instance that did not start them.
@@ -168,10 +191,12 @@ impl SequenceBatcher {
         self.shared.lock().len() + self.waiting.get()
     }
 
-    /// Accepts no more requests; instances execute what is queued, then stop.
+    /// Accepts no more requests; instances execute what is queued (the
+    /// backlog expires no more), then stop.
     pub fn stop(&self) {
         self.shared.lock().stop();
         self.shared.work.notify_all();
+        self.reaper.join(&self.shared);
     }
 
     /// A source for one more instance runner, with its own slots.

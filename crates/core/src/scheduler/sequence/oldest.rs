@@ -60,6 +60,11 @@ impl<T, K: PartialEq> OldestState<T, K> {
         self.slots.len()
     }
 
+    /// Sequences in progress (see [`State::sequences`]).
+    pub fn sequences(&self) -> usize {
+        self.slots.sequences()
+    }
+
     /// Refuses new requests; the queued ones still execute, without waiting
     /// for more.
     pub fn stop(&mut self) {
@@ -90,6 +95,23 @@ impl<T, K: PartialEq> OldestState<T, K> {
     /// Ends sequence `corrid` (see [`State::end`]).
     pub fn end(&mut self, corrid: &CorrId) {
         self.slots.end(corrid);
+    }
+
+    /// Whether [`Self::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.slots.is_stopped()
+    }
+
+    /// Gives up the backlogged sequences whose time ran out (see
+    /// [`State::expire`]); returns their requests.
+    pub fn expire(&mut self, now: Instant) -> Vec<T> {
+        let expired = self.slots.expire(now);
+        expired.into_iter().map(|(item, _)| item).collect()
+    }
+
+    /// See [`State::next_expiry`].
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.slots.next_expiry()
     }
 
     /// What free instance `instance` does at `now`.

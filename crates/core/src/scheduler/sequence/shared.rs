@@ -1,6 +1,6 @@
 //! What a sequence batcher's handle, its instances and its completion
-//! signals share: the strategy's state under one lock and the condition
-//! instances wait on.
+//! signals share: the strategy's state under one lock and the conditions
+//! instances and the reaper wait on.
 
 use std::sync::Arc;
 
@@ -15,6 +15,9 @@ pub(super) struct Shared {
     /// Wakes instances: a request arrived or completed, a slot changed
     /// hands or the batcher stopped.
     pub work: Condvar,
+    /// Wakes the reaper ([`super::expiry`]): a backlogged sequence got a
+    /// deadline, or the batcher stopped.
+    pub expiry: Condvar,
     pub controls: Controls,
     pub implicit: Option<Arc<ImplicitState>>,
     /// The oldest strategy's `preserve_ordering`: each instance answers in

@@ -9,6 +9,12 @@
 //! a sequence that sent nothing for the idle time loses its slot. A slot is
 //! freed only by the sequence occupying it, once.
 //!
+//! A request may carry a timeout (its `timeout` parameter). A sequence
+//! waiting in the backlog expires at the earliest arrival plus timeout of
+//! the requests it queued there: [`State::expire`] gives it up, with all
+//! its requests, and forgets it, as Triton's reaper does. A sequence holding
+//! a slot never expires.
+//!
 //! [`State::next`] is the direct strategy: a free instance takes the next
 //! request of each of its slots as one batch. The oldest strategy
 //! ([`super::oldest`]) picks among [`State::candidates`] instead and waits
@@ -37,11 +43,14 @@ impl fmt::Display for CorrId {
     }
 }
 
-/// A request's sequence flags.
+/// A request's sequence flags, and its timeout.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Flags {
     pub start: bool,
     pub end: bool,
+    /// The request's `timeout` (none when absent or zero): how long its
+    /// sequence may wait in the backlog for a slot.
+    pub timeout: Option<Duration>,
 }
 
 /// The control values one request executes with.
@@ -116,6 +125,9 @@ struct Sequence<T> {
     in_flight: bool,
     /// When its last request in flight completed (or it began).
     free_since: Instant,
+    /// The earliest arrival plus timeout of its requests: in the backlog,
+    /// the time it is given up.
+    expires: Option<Instant>,
 }
 
 impl<T> Sequence<T> {
@@ -127,6 +139,7 @@ impl<T> Sequence<T> {
             last: now,
             in_flight: false,
             free_since: now,
+            expires: None,
         };
         sequence.push(item, flags, now);
         sequence
@@ -140,6 +153,9 @@ impl<T> Sequence<T> {
         });
         self.ended |= flags.end;
         self.last = now;
+        if let Some(at) = flags.timeout.and_then(|t| now.checked_add(t)) {
+            self.expires = Some(self.expires.map_or(at, |e| e.min(at)));
+        }
     }
 
     /// Whether it may lose its slot at `now`: nothing queued or in flight,
@@ -224,6 +240,11 @@ impl<T> State<T> {
             .map(|s| s.queue.len())
             .sum();
         in_slots + self.backlog.iter().map(|s| s.queue.len()).sum::<usize>()
+    }
+
+    /// Sequences in progress: holding a slot (not ended) or in the backlog.
+    pub fn sequences(&self) -> usize {
+        self.active.len() + self.backlog.len()
     }
 
     /// Refuses new requests; the queued ones still execute.
@@ -371,6 +392,26 @@ impl<T> State<T> {
                 self.release(at);
             }
         }
+    }
+
+    /// Gives up the sequences in the backlog whose time ran out at `now`:
+    /// they are forgotten (a later request of theirs without START is
+    /// refused) and their requests returned, to be rejected.
+    pub fn expire(&mut self, now: Instant) -> Vec<T> {
+        let mut expired = Vec::new();
+        self.backlog.retain_mut(|sequence| {
+            let keep = sequence.expires.is_none_or(|at| at > now);
+            if !keep {
+                expired.extend(sequence.queue.drain(..).map(|queued| queued.item));
+            }
+            keep
+        });
+        expired
+    }
+
+    /// The earliest time a sequence in the backlog expires.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.backlog.iter().filter_map(|s| s.expires).min()
     }
 
     /// The earliest time a sequence holding a slot becomes idle.

@@ -77,6 +77,14 @@ impl Strategy {
         }
     }
 
+    /// Sequences in progress: holding a slot (not ended) or in the backlog.
+    pub fn sequences(&self) -> usize {
+        match self {
+            Self::Direct(state) => state.sequences(),
+            Self::Oldest { state, .. } => state.sequences(),
+        }
+    }
+
     /// Gives `instance` no new sequence (an instance update removes it).
     pub fn retire_instance(&mut self, instance: usize) {
         match self {
@@ -134,6 +142,31 @@ impl Strategy {
         match self {
             Self::Direct(state) => state.end(corrid),
             Self::Oldest { state, .. } => state.end(corrid),
+        }
+    }
+
+    /// Whether [`Self::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        match self {
+            Self::Direct(state) => state.is_stopped(),
+            Self::Oldest { state, .. } => state.is_stopped(),
+        }
+    }
+
+    /// Gives up the backlogged sequences whose time ran out at `now`;
+    /// returns their requests, to be rejected.
+    pub fn expire(&mut self, now: Instant) -> Vec<Job> {
+        match self {
+            Self::Direct(state) => state.expire(now),
+            Self::Oldest { state, .. } => state.expire(now),
+        }
+    }
+
+    /// The earliest time a backlogged sequence expires.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        match self {
+            Self::Direct(state) => state.next_expiry(),
+            Self::Oldest { state, .. } => state.next_expiry(),
         }
     }
 

@@ -25,7 +25,7 @@ use oxiserve_proto::{
 };
 use oxiserve_types::{DataType, InferRequest, ParameterValue, Tensor};
 
-use super::{CorrId, Retired, SequenceBatcher, correlation_id};
+use super::{CorrId, Flags, Retired, SequenceBatcher, correlation_id};
 use crate::{
     scheduler::Job,
     stats::{RequestRecord, StatsCollector},
@@ -115,6 +115,7 @@ fn job(
         record: Arc::new(RequestRecord::new(stats, Instant::now())),
         batch_size: 1,
         enqueued: Instant::now(),
+        trace: None,
     }
 }
 
@@ -318,4 +319,125 @@ fn an_iterative_request_comes_back_until_answered_for_good() {
     sink.respond(Ok(BackendResponse::default()));
     plain.stop();
     worker.join().unwrap();
+}
+
+/// Reports each request's final event: its id and its error text, if any.
+struct Outcome(String, mpsc::Sender<(String, Option<String>)>);
+
+impl ResponseTarget for Outcome {
+    fn deliver(&mut self, event: ResponseEvent) {
+        if event.is_final {
+            let error = match event.response {
+                Some(Err(e)) => Some(e.message),
+                _ => None,
+            };
+            let _ = self.1.send((self.0.clone(), error));
+        }
+    }
+}
+
+/// `job` with a `timeout` parameter of `us` microseconds, answering
+/// `outcomes`.
+fn timed(mut job: Job, us: i64, outcomes: &mpsc::Sender<(String, Option<String>)>) -> Job {
+    let request = &mut job.request.request;
+    let parameters = &mut request.parameters;
+    parameters.insert("timeout".into(), ParameterValue::Int(us));
+    let target = Box::new(Outcome(request.id.clone(), outcomes.clone()));
+    job.request.sink = ResponseSink::new(target, CancelFlag::default());
+    job
+}
+
+#[test]
+fn a_sequence_waiting_for_a_slot_past_its_timeout_is_rejected() {
+    // One slot, held by sequence 1 while its first request executes.
+    let config = ModelConfig {
+        name: "slow".into(),
+        ..Default::default()
+    };
+    let batching = ModelSequenceBatching {
+        max_sequence_idle_microseconds: 60_000_000,
+        ..Default::default()
+    };
+    let batcher = SequenceBatcher::new(&config, &batching, Path::new("/none")).unwrap();
+    let (taken, worker) = instance(&batcher);
+    let (client, _) = mpsc::channel();
+    let (outcomes, answered) = mpsc::channel();
+    let minute = 60_000_000;
+    let first = timed(job(1, 1, true, false, &client), minute, &outcomes);
+    batcher.enqueue(first).unwrap();
+    let executing = taken.recv_timeout(WAIT).unwrap().pop().unwrap();
+    // Sequence 2 waits in the backlog; its first request's deadline counts.
+    let second = [
+        timed(job(2, 10, true, false, &client), 20_000, &outcomes),
+        timed(job(2, 20, false, false, &client), minute, &outcomes),
+    ];
+    for request in second {
+        batcher.enqueue(request).unwrap();
+    }
+    let expired = "timeout of the corresponding sequence has been expired";
+    for id in ["2+10", "2+20"] {
+        let outcome = answered.recv_timeout(WAIT).unwrap();
+        assert_eq!(outcome, (id.to_string(), Some(expired.to_string())));
+    }
+    assert_eq!(batcher.pending(), 0);
+    // Sequence 2 is forgotten; sequence 1 runs on.
+    let late = timed(job(2, 30, false, true, &client), minute, &mpsc::channel().0);
+    let refused = batcher.enqueue(late).unwrap_err();
+    assert!(
+        refused.message.contains("must specify the START flag"),
+        "{}",
+        refused.message
+    );
+    executing
+        .request
+        .sink
+        .respond(Ok(BackendResponse::default()));
+    assert_eq!(answered.recv_timeout(WAIT).unwrap(), ("1+1".into(), None));
+    let last = timed(job(1, 2, false, true, &client), minute, &outcomes);
+    batcher.enqueue(last).unwrap();
+    let executing = taken.recv_timeout(WAIT).unwrap().pop().unwrap();
+    assert_eq!(executing.request.request.id, "1+2");
+    executing
+        .request
+        .sink
+        .respond(Ok(BackendResponse::default()));
+    batcher.stop();
+    worker.join().unwrap();
+}
+
+#[test]
+fn the_timeout_parameter_is_in_microseconds_and_zero_is_none() {
+    let config = ModelConfig {
+        name: "m".into(),
+        ..Default::default()
+    };
+    let batcher = SequenceBatcher::new(
+        &config,
+        &ModelSequenceBatching::default(),
+        Path::new("/none"),
+    )
+    .unwrap();
+    let (client, _) = mpsc::channel();
+    let flags = |timeout: Option<ParameterValue>| {
+        let mut request = job(1, 1, true, false, &client).request.request;
+        if let Some(timeout) = timeout {
+            request.parameters.insert("timeout".into(), timeout);
+        }
+        batcher.check(&mut request, 1).unwrap().1
+    };
+    let start = |timeout| Flags {
+        start: true,
+        end: false,
+        timeout,
+    };
+    assert_eq!(flags(None), start(None));
+    assert_eq!(flags(Some(ParameterValue::Int(0))), start(None));
+    assert_eq!(
+        flags(Some(ParameterValue::Int(1500))),
+        start(Some(Duration::from_micros(1500)))
+    );
+    assert_eq!(
+        flags(Some(ParameterValue::Uint(7))),
+        start(Some(Duration::from_micros(7)))
+    );
 }

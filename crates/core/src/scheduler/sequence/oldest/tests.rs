@@ -16,14 +16,17 @@ const IDLE: Duration = Duration::from_millis(1000);
 const START: Flags = Flags {
     start: true,
     end: false,
+    timeout: None,
 };
 const MIDDLE: Flags = Flags {
     start: false,
     end: false,
+    timeout: None,
 };
 const END: Flags = Flags {
     start: false,
     end: true,
+    timeout: None,
 };
 
 struct Clock(Instant);
@@ -204,6 +207,7 @@ fn control_values_follow_each_request_of_the_batch() {
     let both = Flags {
         start: true,
         end: true,
+        timeout: None,
     };
     push(&mut s, "a1", 1, START, c.at(0));
     s.enqueue("s1", 0, CorrId::Str("s".into()), both, c.at(0))
@@ -300,4 +304,23 @@ fn stopping_sends_what_is_queued_without_waiting() {
     s.complete(0, 0, c.at(2));
     assert_eq!(s.next(0, c.at(2)), Next::Stopped);
     assert_eq!(s.released(), 2);
+}
+
+#[test]
+fn a_backlogged_sequence_expires_with_its_requests() {
+    let c = Clock::new();
+    let mut s = state(1, 1, 4, &[], 0);
+    push(&mut s, "a1", 1, START, c.at(0));
+    let timed = |flags: Flags| Flags {
+        timeout: Some(Duration::from_millis(100)),
+        ..flags
+    };
+    push(&mut s, "b1", 2, timed(START), c.at(10));
+    push(&mut s, "b2", 2, timed(END), c.at(20));
+    assert_eq!(s.next_expiry(), Some(c.at(110)));
+    assert!(s.expire(c.at(109)).is_empty());
+    assert_eq!(s.expire(c.at(110)), ["b1", "b2"]);
+    assert_eq!((s.len(), s.next_expiry()), (1, None));
+    let refused = s.enqueue("b3", 0, id(2), MIDDLE, c.at(120));
+    assert_eq!(refused.unwrap_err().1, Refusal::NotStarted);
 }

@@ -10,14 +10,17 @@ const IDLE: Duration = Duration::from_millis(100);
 const START: Flags = Flags {
     start: true,
     end: false,
+    timeout: None,
 };
 const MIDDLE: Flags = Flags {
     start: false,
     end: false,
+    timeout: None,
 };
 const END: Flags = Flags {
     start: false,
     end: true,
+    timeout: None,
 };
 
 fn id(n: u64) -> CorrId {
@@ -160,6 +163,7 @@ fn control_values_carry_the_flags_and_the_id() {
     let both = Flags {
         start: true,
         end: true,
+        timeout: None,
     };
     s.enqueue("only", CorrId::Str("seq".into()), both, t0)
         .unwrap();
@@ -237,6 +241,7 @@ fn a_retired_instance_takes_no_new_sequence_and_keeps_its_own() {
     let start = Flags {
         start: true,
         end: false,
+        timeout: None,
     };
     state.enqueue(1, CorrId::Uint(1), start, now).unwrap();
     assert!(state.holds_sequences(first));
@@ -249,7 +254,106 @@ fn a_retired_instance_takes_no_new_sequence_and_keeps_its_own() {
     let end = Flags {
         start: false,
         end: true,
+        timeout: None,
     };
     state.enqueue(3, CorrId::Uint(1), end, now).unwrap();
     assert!(matches!(state.next(first, now), Next::Batch(_)));
+}
+
+/// `flags` with a timeout of `ms` milliseconds.
+fn timed(flags: Flags, ms: u64) -> Flags {
+    Flags {
+        timeout: Some(Duration::from_millis(ms)),
+        ..flags
+    }
+}
+
+#[test]
+fn a_backlogged_sequence_expires_with_all_its_requests() {
+    let t0 = Instant::now();
+    let ms = |n| t0 + Duration::from_millis(n);
+    let mut s = state(1, 1);
+    s.enqueue("a1", id(1), timed(START, 3000), t0).unwrap();
+    s.enqueue("a2", id(1), timed(MIDDLE, 3000), t0).unwrap();
+    assert_eq!(s.next_expiry(), None, "a holds the slot: it never expires");
+    s.enqueue("b1", id(2), timed(START, 3000), ms(1000))
+        .unwrap();
+    s.enqueue("b2", id(2), timed(MIDDLE, 3000), ms(2000))
+        .unwrap();
+    // The earliest deadline of b's requests counts.
+    assert_eq!(s.next_expiry(), Some(ms(4000)));
+    assert_eq!(items(s.next(0, ms(1000))), ["a1"]);
+    assert!(s.expire(ms(3999)).is_empty());
+    assert_eq!(s.expire(ms(4000)), ["b1", "b2"]);
+    assert_eq!((s.len(), s.next_expiry()), (1, None));
+    // b is forgotten; a runs on, past every deadline.
+    assert_eq!(
+        s.enqueue("b3", id(2), timed(END, 3000), ms(5000))
+            .unwrap_err()
+            .1,
+        Refusal::NotStarted
+    );
+    assert_eq!(items(s.next(0, ms(9000))), ["a2"]);
+    s.enqueue("a3", id(1), END, ms(9000)).unwrap();
+    assert_eq!(items(s.next(0, ms(9000))), ["a3"]);
+    assert_eq!(s.released(), 1);
+}
+
+#[test]
+fn only_backlogged_sequences_with_a_timeout_expire() {
+    let t0 = Instant::now();
+    let ms = |n| t0 + Duration::from_millis(n);
+    let mut s = state(1, 1);
+    s.enqueue("a1", id(1), START, t0).unwrap();
+    s.enqueue("b1", id(2), START, t0).unwrap(); // no timeout
+    s.enqueue("c1", id(3), timed(START, 100), t0).unwrap();
+    s.enqueue("c2", id(3), timed(END, 5000), ms(50)).unwrap();
+    s.enqueue("d1", id(4), timed(START, 200), t0).unwrap();
+    assert_eq!(s.next_expiry(), Some(ms(100)));
+    // c ended, yet its requests expire with it, and d's later.
+    assert_eq!(s.expire(ms(150)), ["c1", "c2"]);
+    assert_eq!(s.next_expiry(), Some(ms(200)));
+    // The id may start a new sequence.
+    s.enqueue("c'1", id(3), START, ms(150)).unwrap();
+    assert_eq!(s.expire(ms(250)), ["d1"]);
+    assert!(s.expire(ms(60_000)).is_empty());
+    // The slot goes to the oldest sequences left: b, then c'.
+    s.enqueue("a2", id(1), END, ms(250)).unwrap();
+    assert_eq!(items(s.next(0, ms(250))), ["a1"]);
+    assert_eq!(items(s.next(0, ms(250))), ["a2"]);
+    assert_eq!(items(s.next(0, ms(250))), ["b1"]);
+}
+
+#[test]
+fn a_sequence_that_got_a_slot_no_longer_expires() {
+    let t0 = Instant::now();
+    let ms = |n| t0 + Duration::from_millis(n);
+    let mut s = state(1, 1);
+    s.enqueue("a1", id(1), START, t0).unwrap();
+    s.enqueue("a2", id(1), END, t0).unwrap();
+    s.enqueue("b1", id(2), timed(START, 100), t0).unwrap();
+    assert_eq!(items(s.next(0, ms(10))), ["a1"]);
+    assert_eq!(items(s.next(0, ms(20))), ["a2"]);
+    // a's END freed the slot for b before its deadline.
+    assert_eq!(s.next_expiry(), None);
+    assert!(s.expire(ms(500)).is_empty());
+    s.enqueue("b2", id(2), timed(END, 100), ms(500)).unwrap();
+    assert_eq!(items(s.next(0, ms(1000))), ["b1"]);
+    assert_eq!(items(s.next(0, ms(1000))), ["b2"]);
+}
+
+#[test]
+fn sequences_in_progress_count_slots_and_backlog_until_they_end() {
+    let t0 = Instant::now();
+    let mut s = state(1, 1);
+    s.enqueue("a1", id(1), START, t0).unwrap();
+    s.enqueue("b1", id(2), START, t0).unwrap();
+    // One holds the slot, one waits in the backlog: both are in progress.
+    assert_eq!(s.sequences(), 2);
+    assert_eq!(items(s.next(0, t0)), ["a1"]);
+    s.enqueue("a2", id(1), END, t0).unwrap();
+    assert_eq!(s.sequences(), 1);
+    assert_eq!(items(s.next(0, t0)), ["a2"]);
+    s.enqueue("b2", id(2), END, t0).unwrap();
+    assert_eq!(s.sequences(), 0);
 }
