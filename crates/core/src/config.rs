@@ -33,6 +33,12 @@ pub struct ServerConfig {
     pub latency_histograms: bool,
     /// How many models load at the same time (`--model-load-thread-count`).
     pub model_load_threads: usize,
+    /// How many times a version that fails to load is tried again
+    /// (`--model-load-retry-count`).
+    pub model_load_retries: u32,
+    /// `--model-config-name`: a model's `configs/<name>.pbtxt` is read
+    /// instead of its `config.pbtxt` where it exists.
+    pub model_config_name: Option<String>,
     /// Caps on what clients can make the server hold.
     pub limits: ServerLimits,
 }

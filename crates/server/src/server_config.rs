@@ -28,6 +28,11 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
         gpus: Vec::new(),
         latency_histograms: metrics.histogram_latencies,
         model_load_threads: repository.model_load_thread_count.max(1) as usize,
+        model_load_retries: repository.model_load_retry_count,
+        model_config_name: repository
+            .model_config_name
+            .clone()
+            .filter(|name| !name.is_empty()),
         limits: ServerLimits {
             shared_memory_regions: options.memory.shared_memory_region_limit,
             model_queue: options.memory.model_queue_limit,

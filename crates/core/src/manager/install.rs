@@ -274,7 +274,7 @@ impl ModelManager {
                 },
             );
             let started = Instant::now();
-            let (state, reason, model) = match self.load_version(context) {
+            let (state, reason, model) = match self.load_version_retried(context) {
                 Ok(model) => {
                     log::info!(
                         "loaded '{}' version {} in {} ms",
@@ -308,6 +308,27 @@ impl ModelManager {
             log::info!("successfully loaded '{}'", config.name);
         }
         entry
+    }
+
+    /// [`Self::load_version`], tried again up to `--model-load-retry-count`
+    /// times while it fails, as Triton does.
+    fn load_version_retried(&self, context: ModelContext) -> Result<LoadedModel> {
+        let retries = self.config().model_load_retries;
+        let mut attempt = 0;
+        loop {
+            match self.load_version(context.clone()) {
+                Err(e) if attempt < retries => {
+                    attempt += 1;
+                    log::warn!(
+                        "failed to load '{}' version {}: {}; trying again ({attempt} of {retries})",
+                        context.name,
+                        context.version,
+                        e.message
+                    );
+                }
+                result => return result,
+            }
+        }
     }
 
     fn load_version(&self, context: ModelContext) -> Result<LoadedModel> {

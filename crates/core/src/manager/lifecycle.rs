@@ -201,6 +201,7 @@ impl ModelManager {
         ScanOptions {
             auto_complete: self.config().auto_complete,
             gpus: self.config().gpus.clone(),
+            config_name: self.config().model_config_name.clone(),
             only,
             backends: Some(self.inner.backends.clone()),
             model_override: None,

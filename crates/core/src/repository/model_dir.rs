@@ -134,7 +134,7 @@ fn read_folder(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, ReadF
             },
         ),
         None => {
-            let path = dir.path.join(CONFIG_FILE);
+            let path = config_path(&dir.path, options.config_name.as_deref());
             let parsed =
                 read_config(&path, options.auto_complete).map_err(|e| poll_failed(vec![e]))?;
             (path, parsed)
@@ -255,6 +255,16 @@ fn model_filename(config: &ModelConfig) -> &str {
     } else {
         &config.default_model_filename
     }
+}
+
+/// The configuration file of the model in `model_path`, as Triton picks it:
+/// `configs/<name>.pbtxt` with `--model-config-name=<name>` where that file
+/// exists, else `config.pbtxt`.
+fn config_path(model_path: &Path, config_name: Option<&str>) -> PathBuf {
+    config_name
+        .map(|name| model_path.join("configs").join(format!("{name}.pbtxt")))
+        .filter(|custom| custom.is_file())
+        .unwrap_or_else(|| model_path.join(CONFIG_FILE))
 }
 
 fn read_config(path: &Path, auto_complete: bool) -> Result<ParsedConfig, ConfigError> {

@@ -11,6 +11,8 @@ pub struct ScanOptions {
     pub auto_complete: bool,
     /// GPU ids this server can use.
     pub gpus: Vec<i32>,
+    /// `--model-config-name`: read `configs/<name>.pbtxt` where it exists.
+    pub config_name: Option<String>,
     /// Read only these models (explicit model control); None reads all.
     pub only: Option<Vec<String>>,
     /// Backends whose auto-complete completes their models' configurations

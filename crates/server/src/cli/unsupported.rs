@@ -13,15 +13,6 @@ type AsksForFeature = fn(&ServerOptions) -> bool;
 /// when its value asks for the feature; a value that turns the feature off
 /// (`--allow-sagemaker=false`, `--rate-limit=off`, ...) is fine.
 const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
-    ("model-config-name", |o| {
-        o.repository
-            .model_config_name
-            .as_ref()
-            .is_some_and(|n| !n.is_empty())
-    }),
-    ("model-load-retry-count", |o| {
-        o.repository.model_load_retry_count > 0
-    }),
     ("model-namespacing", |o| o.repository.model_namespacing),
     ("enable-peer-access", |o| o.repository.enable_peer_access),
     ("reuse-http-port", |o| o.http.reuse_http_port),
