@@ -128,7 +128,6 @@ impl ResponseTarget for Iterative {
             record: saved.record.clone(),
             batch_size: saved.batch_size,
             enqueued: Instant::now(),
-            trace: None,
         };
         let shared = &saved.shared;
         let corrid = saved.corrid.clone();

@@ -115,7 +115,6 @@ fn job(
         record: Arc::new(RequestRecord::new(stats, Instant::now())),
         batch_size: 1,
         enqueued: Instant::now(),
-        trace: None,
     }
 }
 
