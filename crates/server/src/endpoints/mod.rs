@@ -1,7 +1,8 @@
 //! Binding the endpoints (one file per protocol) and serving until a signal
-//! arrives; then, as Triton: the models refuse new inference requests while
-//! the endpoints still answer and the inferences in flight finish; then the
-//! endpoints stop and the models unload.
+//! arrives; then, as Triton: the HTTP endpoint drains its connections, the
+//! models refuse new inference requests while gRPC and metrics still answer
+//! and the inferences in flight finish; then the other endpoints stop and
+//! the models unload.
 
 mod drain;
 
@@ -84,10 +85,13 @@ fn worker_threads(flag: Option<u32>, cpus: usize) -> usize {
     }
 }
 
-/// Serves until a signal (or an endpoint failure), then stops the repository
-/// `poller`, lets the inferences in flight finish and stops the endpoints.
-/// Returns the exit status and the time by which everything must be done
-/// (--exit-timeout-secs after the signal).
+/// Serves until a signal (or an endpoint failure), then stops as Triton
+/// does: the repository `poller` stops; the HTTP endpoint takes no new
+/// connection and serves the open ones until they are done (each answer
+/// closes its connection); the models refuse new inference requests while
+/// those in flight finish (gRPC and metrics still serve); then the other
+/// endpoints stop. Returns the exit status and the time by which everything
+/// must be done (--exit-timeout-secs after the signal).
 async fn run(
     server: Server,
     options: &ServerOptions,
@@ -104,30 +108,33 @@ async fn run(
         }
     };
     let (stop, stopped) = watch::channel(false);
+    let (stop_http, http_stopped) = watch::channel(false);
     let shutdown = Shutdown(stopped);
-    let mut services: Vec<Service> = Vec::new();
     // Each endpoint binds in turn; a failure to bind stops start-up.
     let started = [
         grpc::start(&server, options, shutdown.clone()).await,
-        http::start(&server, options, shutdown.clone()).await,
+        http::start(&server, options, Shutdown(http_stopped)).await,
         metrics::start(metrics, options, shutdown.clone()).await,
     ];
+    let mut services: Vec<Option<Service>> = Vec::new();
     for service in started {
         match service {
-            Ok(service) => services.extend(service),
+            Ok(service) => services.push(service),
             Err(e) => {
                 log::error!("error: creating server: {e}");
                 return fail();
             }
         }
     }
-    if services.is_empty() {
+    let [grpc, http, metrics] = <[Option<Service>; 3]>::try_from(services)
+        .unwrap_or_else(|_| unreachable!("three endpoints were started"));
+    if grpc.is_none() && http.is_none() && metrics.is_none() {
         log::warn!("no endpoint is enabled; waiting for a signal to exit");
     }
+    let mut http_running = JoinSet::new();
+    http_running.extend(http);
     let mut running = JoinSet::new();
-    for service in services {
-        running.spawn(service);
-    }
+    running.extend(grpc.into_iter().chain(metrics));
     let mut code = ExitCode::SUCCESS;
     tokio::select! {
         () = signals.received() => {}
@@ -135,20 +142,20 @@ async fn run(
             log::error!("an endpoint stopped unexpectedly: {}", describe(ended));
             code = ExitCode::FAILURE;
         }
+        Some(ended) = http_running.join_next() => {
+            log::error!("an endpoint stopped unexpectedly: {}", describe(ended));
+            code = ExitCode::FAILURE;
+        }
     }
     let deadline = Instant::now() + exit_timeout;
     tokio::task::block_in_place(|| drop(poller));
-    drain::in_flight_inferences(&server, deadline).await;
-    let _ = stop.send(true);
     let drained = tokio::time::timeout_at(deadline.into(), async {
-        let mut code = ExitCode::SUCCESS;
-        while let Some(ended) = running.join_next().await {
-            if let Err(e) = ended.map_err(|e| e.to_string()).and_then(|r| r) {
-                log::error!("an endpoint failed while stopping: {e}");
-                code = ExitCode::FAILURE;
-            }
-        }
-        code
+        let _ = stop_http.send(true);
+        let http = all_stopped(&mut http_running).await;
+        drain::in_flight_inferences(&server, deadline).await;
+        let _ = stop.send(true);
+        let others = all_stopped(&mut running).await;
+        if http == ExitCode::SUCCESS { others } else { http }
     })
     .await;
     match drained {
@@ -162,6 +169,19 @@ async fn run(
             std::process::exit(1);
         }
     }
+}
+
+/// Waits until every endpoint of `running` has stopped; FAILURE if one
+/// failed while stopping.
+async fn all_stopped(running: &mut JoinSet<Result<(), String>>) -> ExitCode {
+    let mut code = ExitCode::SUCCESS;
+    while let Some(ended) = running.join_next().await {
+        if let Err(e) = ended.map_err(|e| e.to_string()).and_then(|r| r) {
+            log::error!("an endpoint failed while stopping: {e}");
+            code = ExitCode::FAILURE;
+        }
+    }
+    code
 }
 
 fn describe(ended: Result<Result<(), String>, tokio::task::JoinError>) -> String {
