@@ -155,7 +155,11 @@ async fn run(
         drain::in_flight_inferences(&server, deadline).await;
         let _ = stop.send(true);
         let others = all_stopped(&mut running).await;
-        if http == ExitCode::SUCCESS { others } else { http }
+        if http == ExitCode::SUCCESS {
+            others
+        } else {
+            http
+        }
     })
     .await;
     match drained {
