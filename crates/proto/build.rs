@@ -1,6 +1,7 @@
 //! Compiles the .proto files with protox (pure Rust, no system protoc) and
 //! keeps the encoded descriptor set for run-time reflection. With the `grpc`
-//! feature, the tonic server code of the services is generated too.
+//! feature, the tonic server code of the services is generated too; with
+//! `grpc-client`, their client code.
 
 use std::{env, fs, path::PathBuf};
 
@@ -32,16 +33,16 @@ fn config() -> prost_build::Config {
     config
 }
 
-#[cfg(not(feature = "grpc"))]
+#[cfg(not(any(feature = "grpc", feature = "grpc-client")))]
 fn generate(fds: protox::prost_reflect::prost_types::FileDescriptorSet) -> std::io::Result<()> {
     config().compile_fds(fds)
 }
 
-#[cfg(feature = "grpc")]
+#[cfg(any(feature = "grpc", feature = "grpc-client"))]
 fn generate(fds: protox::prost_reflect::prost_types::FileDescriptorSet) -> std::io::Result<()> {
     tonic_prost_build::configure()
-        .build_client(false)
-        .build_server(true)
+        .build_client(cfg!(feature = "grpc-client"))
+        .build_server(cfg!(feature = "grpc"))
         .build_transport(false)
         .compile_fds_with_config(fds, config())
 }

@@ -24,7 +24,8 @@ import yaml
 
 from helpers import wait_for
 from models import identity, write_repository
-from s3_helpers import Moto, S3Server
+from remote_server import RemoteServer
+from s3_helpers import Moto
 from servers import REPO_ROOT, TARGET, accepts, free_port, terminate
 
 THREADS = 4
@@ -205,7 +206,7 @@ def cluster(tmp_path):
         s3 = Moto(tmp_path / "moto.log")
         started.append(s3)
         s3.upload("models", repo)
-        replicas = [S3Server(s3.url("models"), tmp_path, env=s3.env()) for _ in range(2)]
+        replicas = [RemoteServer(s3.url("models"), tmp_path, env=s3.env()) for _ in range(2)]
         started += replicas
         lb, lb_url = _nginx(tmp_path, replicas)
         started.append(lb)

@@ -8,7 +8,6 @@ endpoint, the bucket, the credentials or the path is wrong."""
 
 import itertools
 
-import numpy as np
 import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
@@ -16,7 +15,10 @@ from tritonclient.utils import InferenceServerException
 from helpers import wait_for
 from models import identity
 from python_models import add_sub, write_repo
-from s3_helpers import Moto, S3Server, certificates, run_oxiserve
+from remote_server import (
+    RemoteServer, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails,
+)
+from s3_helpers import Moto, certificates
 from servers import TARGET, free_port
 
 oxiserve_only = pytest.mark.skipif(TARGET != "oxiserve", reason="oxiserve's own messages")
@@ -40,36 +42,11 @@ def bucket(moto, tmp_path):
     return name
 
 
-def _infer_ident(client, name="ident"):
-    data = np.arange(4, dtype=np.float32).reshape(1, 4)
-    inp = httpclient.InferInput("INPUT0", [1, 4], "FP32")
-    inp.set_data_from_numpy(data)
-    np.testing.assert_array_equal(client.infer(name, [inp]).as_numpy("OUTPUT0"), data)
-
-
-def _infer_add_sub(client):
-    a = np.array([[1, 2, 3, 4]], dtype=np.float32)
-    b = np.array([[4, 3, 2, 1]], dtype=np.float32)
-    inputs = [httpclient.InferInput(f"INPUT{i}", [1, 4], "FP32") for i in range(2)]
-    inputs[0].set_data_from_numpy(a)
-    inputs[1].set_data_from_numpy(b)
-    result = client.infer("add_sub", inputs)
-    np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
-    np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
-
-
-def _config(client, name):
-    try:
-        return client.get_model_config(name)
-    except InferenceServerException:
-        return {}
-
-
 def test_serves_with_keys_from_the_environment(moto, bucket, tmp_path):
-    with S3Server(moto.url(bucket), tmp_path, env=moto.env()) as server:
+    with RemoteServer(moto.url(bucket), tmp_path, env=moto.env()) as server:
         client = httpclient.InferenceServerClient(server.url)
-        _infer_ident(client)
-        _infer_add_sub(client)
+        infer_identity(client)
+        infer_add_sub(client)
         index = {m["name"]: m["state"] for m in client.get_model_repository_index()}
         assert index == {"ident": "READY", "add_sub": "READY"}
         client.close()
@@ -82,9 +59,9 @@ def test_serves_with_a_credentials_file(moto, bucket, tmp_path):
     )
     env = moto.env(AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None, AWS_PROFILE="ci",
                    AWS_SHARED_CREDENTIALS_FILE=str(credentials))
-    with S3Server(moto.url(bucket), tmp_path, env=env) as server:
+    with RemoteServer(moto.url(bucket), tmp_path, env=env) as server:
         client = httpclient.InferenceServerClient(server.url)
-        _infer_ident(client)
+        infer_identity(client)
         client.close()
 
 
@@ -97,12 +74,12 @@ def test_https_endpoint(tmp_path):
         moto.upload("secure", write_repo(tmp_path / "models", [identity("ident", "FP32",
                                                                         dims=[4])]))
         trusted = moto.env(SSL_CERT_FILE=str(tls[0]))
-        with S3Server(moto.url("secure"), tmp_path, env=trusted) as server:
+        with RemoteServer(moto.url("secure"), tmp_path, env=trusted) as server:
             client = httpclient.InferenceServerClient(server.url)
-            _infer_ident(client)
+            infer_identity(client)
             client.close()
         if TARGET == "oxiserve":
-            output = _start_fails(moto.url("secure"), moto.env())
+            output = start_fails(moto.url("secure"), moto.env())
             assert f"S3 endpoint {moto.endpoint} cannot be reached" in output, output
             assert "certificate" in output, output
     finally:
@@ -111,21 +88,21 @@ def test_https_endpoint(tmp_path):
 
 def test_poll_mode_follows_the_bucket(moto, bucket, tmp_path):
     flags = ["--model-control-mode=poll", "--repository-poll-secs=1"]
-    with S3Server(moto.url(bucket), tmp_path, flags, env=moto.env()) as server:
+    with RemoteServer(moto.url(bucket), tmp_path, flags, env=moto.env()) as server:
         client = httpclient.InferenceServerClient(server.url)
-        assert _config(client, "ident")["max_batch_size"] == 8
+        assert model_config(client, "ident")["max_batch_size"] == 8
 
         moto.upload(bucket, write_repo(tmp_path / "added", [identity("added", "FP32", dims=[4])]))
         wait_for(lambda: client.is_model_ready("added"), what="the model added to the bucket")
-        _infer_ident(client, "added")
+        infer_identity(client, "added")
 
         key = "repo/ident/config.pbtxt"
         text = moto.s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
         moto.s3.put_object(Bucket=bucket, Key=key,
                            Body=text.replace("max_batch_size: 8", "max_batch_size: 4"))
-        wait_for(lambda: _config(client, "ident").get("max_batch_size") == 4,
+        wait_for(lambda: model_config(client, "ident").get("max_batch_size") == 4,
                  what="the configuration changed in the bucket")
-        _infer_ident(client)
+        infer_identity(client)
 
         moto.delete(bucket, "repo/add_sub")
         wait_for(lambda: not client.is_model_ready("add_sub"),
@@ -136,24 +113,14 @@ def test_poll_mode_follows_the_bucket(moto, bucket, tmp_path):
 
 def test_explicit_mode_loads_a_model_uploaded_after_start(moto, bucket, tmp_path):
     flags = ["--model-control-mode=explicit"]
-    with S3Server(moto.url(bucket), tmp_path, flags, env=moto.env()) as server:
+    with RemoteServer(moto.url(bucket), tmp_path, flags, env=moto.env()) as server:
         client = httpclient.InferenceServerClient(server.url)
         with pytest.raises(InferenceServerException, match="late"):
             client.load_model("late")
         moto.upload(bucket, write_repo(tmp_path / "late", [identity("late", "FP32", dims=[4])]))
         client.load_model("late")
-        _infer_ident(client, "late")
+        infer_identity(client, "late")
         client.close()
-
-
-def _start_fails(url, env):
-    """Starts oxiserve on `url`: its output, after checking it exited with 1."""
-    status, output = run_oxiserve(
-        [f"--model-repository={url}", "--http-port=0", "--grpc-port=0", "--metrics-port=0"],
-        env,
-    )
-    assert status == 1, output
-    return output
 
 
 # Each wrong part's message, one per part.
@@ -194,7 +161,7 @@ def test_start_up_errors_name_the_wrong_part(moto, bucket, case, part, details):
         env = moto.env(AWS_SECRET_ACCESS_KEY="not-the-secret")
     elif case == "no permission":
         env = moto.env(**moto.denied_key)
-    output = _start_fails(url, env)
+    output = start_fails(url, env)
     messages = {p: m.format(closed=closed, bucket=bucket) for p, m in PARTS.items()}
     named = [p for p, message in messages.items() if message in output]
     assert named == [part], output

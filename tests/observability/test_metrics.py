@@ -20,6 +20,8 @@ import requests
 
 from helpers import Http, expect_error, wait_for
 from models import ModelSpec, Tensor, identity, write_repository
+from scrapes import metrics_port as _metrics_port
+from scrapes import scrape
 from servers import TARGET, Server
 
 SLOW_MS = 500
@@ -80,51 +82,6 @@ NAMING_LINTS = re.compile(
     r'|metric names should not contain abbreviated units'
     r'|non-histogram and non-summary metrics should not have "_count" suffix'
 )
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-class Scrape:
-    """One /metrics text, parsed: families' HELP and TYPE, and samples."""
-
-    def __init__(self, text):
-        self.text = text
-        self.help, self.type, self.samples = {}, {}, {}
-        for line in text.splitlines():
-            if line.startswith("# HELP "):
-                name, _, help_text = line[7:].partition(" ")
-                self.help[name] = help_text
-            elif line.startswith("# TYPE "):
-                name, _, kind = line[7:].partition(" ")
-                self.type[name] = kind
-            elif line and not line.startswith("#"):
-                match = SAMPLE.match(line)
-                assert match, f"not a sample line: {line!r}"
-                name, labels, value = match.groups()
-                key = (name, frozenset(LABEL.findall(labels or "")))
-                assert key not in self.samples, f"duplicate sample: {line!r}"
-                self.samples[key] = float(value)
-
-    def value(self, name, **labels):
-        key = (name, frozenset((k, str(v)) for k, v in labels.items()))
-        assert key in self.samples, f"no sample {name}{labels} in\n{self.text}"
-        return self.samples[key]
-
-    def names(self):
-        return {name for name, _ in self.samples}
-
-
-def _metrics_port(server):
-    return wait_for(lambda: server.metrics_port, timeout=30, what="the metrics port")
-
-
-def scrape(server):
-    resp = requests.get(f"http://127.0.0.1:{_metrics_port(server)}/metrics", timeout=30)
-    assert resp.status_code == 200, resp.text
-    assert resp.headers["Content-Type"].startswith("text/plain"), resp.headers
-    return Scrape(resp.text)
-
-
 def _rows(rows):
     return {"inputs": [{"name": "INPUT0", "shape": [rows, 2], "datatype": "INT32",
                         "data": list(range(rows * 2))}]}
@@ -378,11 +335,3 @@ def test_allow_metrics_false_serves_no_metrics(start_server):
         _infer_ok(http, "metrics_none")
     time.sleep(0.5)  # Triton logs the metrics line just after the HTTP one
     assert server.metrics_port is None, server.output()
-
-
-@pytest.mark.oxiserve_only
-def test_summaries_are_reported_as_unsupported(start_server):
-    server = start_server([identity("metrics_summary", "INT32")],
-                          "--metrics-config=summary_latencies=true")
-    assert "summary_latencies: latency summaries are not supported" in server.output()
-    assert "nv_inference_request_success" in scrape(server).type

@@ -1,6 +1,6 @@
 """A local S3 server (moto's server mode) that checks credentials as AWS
-does, model repositories put into it with boto3, and oxiserve serving them
-from `s3://127.0.0.1:PORT/bucket/prefix`.
+does, and model repositories put into it with boto3, for oxiserve to serve
+from `s3://127.0.0.1:PORT/bucket/prefix` (remote_server.RemoteServer).
 
 Authentication: moto accepts any keys until told otherwise; `Moto` creates
 an IAM user with an access key while it does, then turns checking on
@@ -22,7 +22,7 @@ import boto3
 import requests
 
 from helpers import wait_for
-from servers import Server, accepts, free_port, oxiserve_bin, terminate
+from servers import accepts, free_port, terminate
 
 REGION = "us-east-1"
 # The IAM user's one policy: everything.
@@ -155,34 +155,3 @@ def certificates(folder):
                                            serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     return files
-
-
-class _S3Repo(str):
-    """An `s3://` URL where `servers.Server` expects a folder (a Path would
-    fold its `//`); `parent` and `name` place the server's log on failure."""
-
-    def __new__(cls, url, log_dir):
-        repo = super().__new__(cls, url)
-        repo.parent, repo.name = Path(log_dir), "s3-repository"
-        return repo
-
-
-class S3Server(Server):
-    """`servers.Server` on an `s3://` repository, in environment `env`."""
-
-    def __init__(self, url, log_dir, flags=(), env=None):
-        self._url = _S3Repo(url, log_dir)
-        super().__init__(log_dir, flags, env=env)
-
-    def _start(self, flags):
-        self.repo = self._url
-        super()._start(flags)
-
-
-def run_oxiserve(args, env, timeout=60):
-    """Runs oxiserve with `args` to its exit: (exit status, output)."""
-    proc = subprocess.run(
-        [str(oxiserve_bin()), *args], env=env, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout,
-    )
-    return proc.returncode, proc.stdout + proc.stderr

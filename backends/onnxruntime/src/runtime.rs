@@ -4,8 +4,10 @@
 //! 1. `--backend-config=onnxruntime,library-path=PATH`;
 //! 2. the `ORT_DYLIB_PATH` environment variable (the `ort` crate's own);
 //! 3. beside the binary: `<exe dir>/libonnxruntime.so*`, then the `onnxruntime`
-//!    wheel in the nearest `.venv` of the binary's ancestor folders (a source
-//!    checkout, where `scripts/python-env.sh` installs it);
+//!    wheel in the Python environment whose `bin/` holds the binary (`pip
+//!    install oxiserve` puts it there), then in the nearest `.venv` of the
+//!    binary's ancestor folders (a source checkout, where
+//!    `scripts/python-env.sh` installs it);
 //! 4. `libonnxruntime.so` on the system's library path.
 
 use std::{
@@ -103,12 +105,21 @@ fn beside_binary(exe: &Path) -> Option<PathBuf> {
     if let Some(found) = library_in(dir) {
         return Some(found);
     }
-    dir.ancestors().find_map(|folder| {
-        let lib = folder.join(".venv/lib");
-        let pythons = fs::read_dir(&lib).ok()?;
-        pythons
-            .flatten()
-            .find_map(|python| library_in(&python.path().join("site-packages/onnxruntime/capi")))
+    if let Some(found) = dir.parent().and_then(wheel_in) {
+        return Some(found);
+    }
+    dir.ancestors()
+        .find_map(|folder| wheel_in(&folder.join(".venv")))
+}
+
+/// The `onnxruntime` wheel's library in the Python environment or
+/// installation at `prefix`: `lib/python3.*/{site,dist}-packages/onnxruntime/capi`.
+fn wheel_in(prefix: &Path) -> Option<PathBuf> {
+    let pythons = fs::read_dir(prefix.join("lib")).ok()?;
+    pythons.flatten().find_map(|python| {
+        ["site-packages", "dist-packages"]
+            .iter()
+            .find_map(|packages| library_in(&python.path().join(packages).join("onnxruntime/capi")))
     })
 }
 
@@ -156,6 +167,21 @@ mod tests {
         fs::create_dir_all(&exe_dir).unwrap();
         assert_eq!(
             beside_binary(&exe_dir.join("oxiserve")),
+            Some(capi.join("libonnxruntime.so.1.31.1"))
+        );
+    }
+
+    #[test]
+    fn finds_the_wheel_of_the_venv_the_binary_is_installed_in() {
+        let venv = tempfile::tempdir().unwrap();
+        let capi = venv
+            .path()
+            .join("lib/python3.12/site-packages/onnxruntime/capi");
+        fs::create_dir_all(&capi).unwrap();
+        fs::create_dir_all(venv.path().join("bin")).unwrap();
+        fs::write(capi.join("libonnxruntime.so.1.31.1"), b"").unwrap();
+        assert_eq!(
+            beside_binary(&venv.path().join("bin/oxiserve")),
             Some(capi.join("libonnxruntime.so.1.31.1"))
         );
     }

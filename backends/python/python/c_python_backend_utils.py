@@ -7,5 +7,5 @@ from oxiserve_stub.messages import (  # noqa: F401
     InferenceResponseSender, TRITONSERVER_MEMORY_CPU, TRITONSERVER_MEMORY_GPU)
 from oxiserve_stub.bls import ResponseIterator  # noqa: F401
 from oxiserve_stub.log import Logger, LogLevel  # noqa: F401
-from triton_python_backend_utils import (  # noqa: F401
-    MetricFamily, Metric, load_model, unload_model, is_model_ready)
+from oxiserve_stub.metrics import Metric, MetricFamily, MetricKind  # noqa: F401
+from triton_python_backend_utils import load_model, unload_model, is_model_ready  # noqa: F401

@@ -11,6 +11,7 @@ import numpy as np
 
 from oxiserve_stub.errors import TritonError, TritonModelException
 from oxiserve_stub.errors import not_supported as _not_supported
+from oxiserve_stub.metrics import MetricFamily
 from oxiserve_stub.tensors import Tensor
 from oxiserve_stub.tensors import deserialize_bytes as _deserialize_bytes
 from oxiserve_stub.messages import (
@@ -23,7 +24,7 @@ __all__ = [
     "TritonError", "TritonModelException", "Tensor", "InferenceRequest",
     "InferenceResponse", "InferenceTrace", "MemoryType", "PreferredMemory",
     "TRITONSERVER_MEMORY_CPU", "TRITONSERVER_MEMORY_GPU", "InferenceResponseSender",
-    "ResponseIterator", "Logger", "LogLevel", "ModelConfig", "MetricFamily", "Metric",
+    "ResponseIterator", "Logger", "LogLevel", "ModelConfig", "MetricFamily",
     "load_model", "unload_model", "is_model_ready", "TRITON_STRING_TO_NUMPY",
     "serialize_byte_tensor", "deserialize_bytes_tensor", "get_input_tensor_by_name",
     "get_output_tensor_by_name", "get_input_config_by_name", "get_output_config_by_name",
@@ -145,20 +146,6 @@ def using_decoupled_model_transaction_policy(model_config):
 
 
 # --------------------------------------------------------------------- phase 2 stubs
-
-class MetricFamily:
-    COUNTER = 0
-    GAUGE = 1
-    HISTOGRAM = 2
-
-    def __init__(self, *args, **kwargs):
-        _not_supported("MetricFamily (custom metrics)")
-
-
-class Metric:
-    def __init__(self, *args, **kwargs):
-        _not_supported("Metric (custom metrics)")
-
 
 def load_model(*args, **kwargs):
     _not_supported("load_model")

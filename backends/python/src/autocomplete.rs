@@ -11,6 +11,7 @@ use oxiserve_types::{Error, Result};
 
 use crate::{
     arena::{Arena, InArena},
+    metrics::StubMetrics,
     model_log,
     protocol::{self, FromStub, ToStub, decode::decode},
     settings::PythonSettings,
@@ -46,6 +47,8 @@ pub(crate) fn run(
     };
     ours.write_all(&request.encode()?).map_err(fail)?;
     let mut frame = Vec::new();
+    // Metrics the model file makes as it is imported live in this process only.
+    let mut metrics = StubMetrics::new(Default::default());
     loop {
         let mut prefix = [0u8; 4];
         ours.read_exact(&mut prefix).map_err(|e| {
@@ -67,6 +70,11 @@ pub(crate) fn run(
                 line,
                 message,
             } => model_log::write(level, &file, line, &message),
+            FromStub::Metric(call) => {
+                if let Some(reply) = metrics.handle(call, "auto-complete") {
+                    ours.write_all(&reply.encode()?).map_err(fail)?;
+                }
+            }
             _ => {}
         }
     }

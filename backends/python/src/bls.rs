@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use oxiserve_backend::{CancelFlag, ModelHost, StreamEvent};
+use oxiserve_backend::{CancelFlag, ModelHost, StreamEvent, Trace};
 use oxiserve_types::{Error, InferRequest, InferResponse, Result};
 use parking_lot::Mutex;
 
@@ -16,19 +16,32 @@ use crate::{
     protocol::{NO_BLOCK, Payload, ToStub, WireResponse},
 };
 
-/// Runs BLS call `bls_id` (`decoupled`: the caller iterates over many
-/// responses) on `host`; answers the stub with its events over `connection`,
-/// their tensors in `arena_in`. The call's cancel flag is in `inflight` while
-/// it runs.
+/// One BLS call of the stub.
+pub(crate) struct Call {
+    pub bls_id: u64,
+    /// The caller iterates over many responses.
+    pub decoupled: bool,
+    pub request: Result<InferRequest>,
+    /// The call's own trace, a child of its request's, when it joins one.
+    pub trace: Option<Trace>,
+}
+
+/// Runs `call` on `host`; answers the stub with its events over
+/// `connection`, their tensors in `arena_in`. The call's cancel flag is in
+/// `inflight` while it runs.
 pub(crate) fn start(
     host: &dyn ModelHost,
     connection: &Arc<Connection>,
     arena_in: &Arc<InArena>,
     inflight: &Arc<Mutex<InFlight>>,
-    bls_id: u64,
-    decoupled: bool,
-    request: Result<InferRequest>,
+    call: Call,
 ) {
+    let Call {
+        bls_id,
+        decoupled,
+        request,
+        trace,
+    } = call;
     let reply = Reply {
         bls_id,
         connection: connection.clone(),
@@ -71,7 +84,8 @@ pub(crate) fn start(
     let cancel = CancelFlag::default();
     inflight.lock().bls.insert(bls_id, cancel.clone());
     let forward = reply.clone();
-    let queued = host.infer(request, cancel, Box::new(move |event| forward.event(event)));
+    let on_event = Box::new(move |event| forward.event(event));
+    let queued = host.infer(request, cancel, on_event, trace);
     if let Err(e) = queued {
         inflight.lock().bls.remove(&bls_id);
         fail(not_run(e));

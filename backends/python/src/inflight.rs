@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use oxiserve_backend::{BatchEnd, CancelFlag, ResponseSink};
+use oxiserve_backend::{BatchEnd, CancelFlag, ResponseSink, Trace};
 
 /// A request the stub has not finished yet.
 pub(crate) struct OpenRequest {
@@ -11,6 +11,8 @@ pub(crate) struct OpenRequest {
     pub sink: ResponseSink,
     /// The outputs to return; others the model produces are dropped.
     pub outputs: Vec<String>,
+    /// The request's trace, which the BLS calls made for it join.
+    pub trace: Option<Trace>,
 }
 
 /// What is in flight in one process.

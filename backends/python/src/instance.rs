@@ -128,6 +128,7 @@ impl PythonInstance {
                         rid,
                         sink: r.sink,
                         outputs: r.requested_outputs,
+                        trace: r.trace,
                     },
                 );
             }

@@ -2,8 +2,10 @@
 //! 1. the model's `EXECUTION_ENV_PATH` parameter (Triton's name): a virtual
 //!    environment or conda folder, or a Python executable;
 //! 2. `--backend-config=python,python-interpreter=PATH`;
-//! 3. next to the binary: `<exe dir>/python/bin/python3`, then the nearest
-//!    `.venv/bin/python3` in the binary's ancestor folders (a source checkout);
+//! 3. next to the binary: `<exe dir>/python/bin/python3`, then the Python of
+//!    the virtual environment or conda environment whose `bin/` holds the
+//!    binary (`pip install oxiserve`), then the nearest `.venv/bin/python3` in
+//!    the binary's ancestor folders (a source checkout);
 //! 4. `python3` on `PATH`.
 
 use std::path::{Path, PathBuf};
@@ -71,12 +73,19 @@ fn from_env_path(value: &str, model_path: &Path) -> Result<PathBuf> {
     )))
 }
 
-/// `<exe dir>/python/bin/python3`, or the nearest `.venv/bin/python3` above the binary.
+/// `<exe dir>/python/bin/python3`, the Python of the environment the binary
+/// is installed in, or the nearest `.venv/bin/python3` above the binary.
 fn beside_binary(exe: &Path) -> Option<PathBuf> {
     let dir = exe.parent()?;
     let bundled = dir.join("python/bin/python3");
     if bundled.is_file() {
         return Some(bundled);
+    }
+    let installed_in_env = dir
+        .parent()
+        .is_some_and(|env| env.join("pyvenv.cfg").is_file() || env.join("conda-meta").is_dir());
+    if installed_in_env && dir.join("python3").is_file() {
+        return Some(dir.join("python3"));
     }
     dir.ancestors()
         .map(|a| a.join(".venv/bin/python3"))
@@ -176,6 +185,22 @@ mod tests {
             beside_binary(&exe),
             Some(dir.path().join("target/release/python/bin/python3"))
         );
+    }
+
+    #[test]
+    fn the_python_of_the_venv_the_binary_is_installed_in() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(&dir.path().join(".venv/bin/python3"));
+        let venv = dir.path().join("env");
+        touch(&venv.join("bin/python3"));
+        let exe = venv.join("bin/oxiserve");
+        assert_eq!(
+            beside_binary(&exe),
+            Some(dir.path().join(".venv/bin/python3")),
+            "no pyvenv.cfg: not a virtual environment"
+        );
+        touch(&venv.join("pyvenv.cfg"));
+        assert_eq!(beside_binary(&exe), Some(venv.join("bin/python3")));
     }
 
     #[test]

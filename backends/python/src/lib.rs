@@ -12,6 +12,7 @@ mod convert;
 mod inflight;
 mod instance;
 mod interpreter;
+mod metrics;
 mod model;
 mod model_log;
 mod package;

@@ -24,6 +24,7 @@ use crate::{
     connection::Connection,
     convert,
     inflight::{InFlight, OpenRequest},
+    metrics::StubMetrics,
     model_log,
     polling::PollingReader,
     protocol::{self, FromStub, Payload, ToStub, WireResponse, decode::decode},
@@ -57,11 +58,13 @@ pub(crate) struct Pump {
     pub alive: Arc<AtomicBool>,
     /// How long the pump polls for the next frame before it sleeps.
     pub idle_spin: Duration,
+    /// The custom metrics the process holds.
+    pub metrics: StubMetrics,
 }
 
 impl Pump {
     /// Reads frames until the socket closes or a frame is malformed.
-    pub fn run(self, socket: UnixStream) {
+    pub fn run(mut self, socket: UnixStream) {
         let release = self.connection.release_hook();
         let socket = PollingReader::new(socket, self.idle_spin);
         let mut reader = BufReader::with_capacity(64 * 1024, socket);
@@ -80,7 +83,7 @@ impl Pump {
         self.died(outcome);
     }
 
-    fn handle(&self, message: FromStub, release: &ReleaseHook) {
+    fn handle(&mut self, message: FromStub, release: &ReleaseHook) {
         match message {
             FromStub::InitDone { error } => {
                 self.tell(Event::Initialized(error.map_or(Ok(()), Err)))
@@ -109,8 +112,9 @@ impl Pump {
             FromStub::Send {
                 rid,
                 is_final,
+                failed,
                 response,
-            } => self.send(rid, is_final, response, release),
+            } => self.send(rid, is_final, failed, response, release),
             FromStub::Bls {
                 bls_id,
                 decoupled,
@@ -118,7 +122,15 @@ impl Pump {
                 model_version,
                 block,
                 request,
+                parent_rid,
             } => {
+                // The call joins its request's trace as a child trace.
+                let trace = self
+                    .inflight
+                    .lock()
+                    .requests
+                    .get(&parent_rid)
+                    .and_then(|r| r.trace.as_ref().map(|t| t.child()));
                 let request = convert::bls_request(
                     model_name,
                     model_version,
@@ -132,9 +144,12 @@ impl Pump {
                     &self.connection,
                     &self.arena_in,
                     &self.inflight,
-                    bls_id,
-                    decoupled,
-                    request,
+                    bls::Call {
+                        bls_id,
+                        decoupled,
+                        request,
+                        trace,
+                    },
                 );
             }
             FromStub::BlsCancel { bls_id } => {
@@ -168,6 +183,11 @@ impl Pump {
             FromStub::AutoCompleteDone { .. } => {
                 log::warn!("{}: unexpected auto-complete answer ignored", self.instance);
             }
+            FromStub::Metric(call) => {
+                if let Some(reply) = self.metrics.handle(call, &self.instance) {
+                    let _ = self.connection.send(&reply);
+                }
+            }
         }
     }
 
@@ -183,8 +203,9 @@ impl Pump {
             .collect()
     }
 
-    /// Answers a batch's open requests: with the batch error, or with the
-    /// responses whose tensors are in `block` (`view` spans it).
+    /// Answers a batch's open requests: with the batch error (they failed),
+    /// or with the responses whose tensors are in `block` (`view` spans it),
+    /// which succeed in the statistics even when they are errors, as in Triton.
     fn batch_done(
         &self,
         open: Vec<Option<OpenRequest>>,
@@ -210,12 +231,22 @@ impl Pump {
         for (request, response) in open.into_iter().zip(responses) {
             if let Some(request) = request {
                 let response = respond(response, &request.outputs, block, view.as_ref());
-                request.sink.respond(response);
+                let mut sink = request.sink;
+                let _ = sink.send_model_response(response, true);
             }
         }
     }
 
-    fn send(&self, rid: u64, is_final: bool, payload: Option<Payload>, release: &ReleaseHook) {
+    /// A `Send` frame: a response of the model's, or (`failed`) the stub's
+    /// answer for an execution that failed.
+    fn send(
+        &self,
+        rid: u64,
+        is_final: bool,
+        failed: bool,
+        payload: Option<Payload>,
+        release: &ReleaseHook,
+    ) {
         // The view first: a block whose request is gone still goes back.
         let payload = payload.map(|p| {
             let view = convert::out_block(p.block, &p.response.outputs, &self.arena_out, release);
@@ -229,8 +260,11 @@ impl Pump {
             view.and_then(|view| respond(p.response, &open.outputs, p.block, view.as_ref()))
         });
         match (response, is_final) {
-            (Some(response), _) => {
+            (Some(response), _) if failed => {
                 let _ = open.sink.send(response, is_final);
+            }
+            (Some(response), _) => {
+                let _ = open.sink.send_model_response(response, is_final);
             }
             (None, true) => {}
             (None, false) => return,

@@ -1,9 +1,12 @@
 //! What a backend may ask of the server that loaded it: running requests on
-//! other models (the Python backend's BLS calls).
+//! other models (the Python backend's BLS calls), and custom metrics.
 
+use std::sync::Arc;
+
+use oxiserve_trace::Trace;
 use oxiserve_types::{Error, ErrorKind, InferRequest, InferResponse, Result};
 
-use crate::sink::CancelFlag;
+use crate::{metrics::CustomMetrics, sink::CancelFlag};
 
 /// One event of a response stream: a response (or error), or none, and
 /// whether it is the last.
@@ -20,33 +23,48 @@ pub type EventCallback = Box<dyn FnMut(StreamEvent) + Send>;
 /// The server, as a backend sees it.
 pub trait ModelHost: Send + Sync + std::fmt::Debug {
     /// Validates and queues `request` on the model it names (as a client's
-    /// request would be); its events go to `on_event`. Setting `cancel`
-    /// cancels it. Errors found before it was queued are returned here and
-    /// `on_event` is never called.
+    /// request would be), traced by `trace` (a child of the trace of the
+    /// request it is made for) if given; its events go to `on_event`.
+    /// Setting `cancel` cancels it. Errors found before it was queued are
+    /// returned here and `on_event` is never called.
     fn infer(
         &self,
         request: InferRequest,
         cancel: CancelFlag,
         on_event: EventCallback,
+        trace: Option<Trace>,
     ) -> Result<()>;
 
     /// Whether the model that `model_name` and `version` name may send any
     /// number of responses per request; an error when it is not ready.
     fn is_decoupled(&self, model_name: &str, version: Option<i64>) -> Result<bool>;
+
+    /// The server's custom metric families, shown on its `/metrics`.
+    fn custom_metrics(&self) -> Arc<CustomMetrics>;
 }
 
 /// The host of models loaded outside a server (backend unit tests): every
-/// call fails.
+/// call fails; custom metrics work but nothing shows them.
 #[derive(Debug, Default)]
 pub struct NoHost;
 
 impl ModelHost for NoHost {
-    fn infer(&self, request: InferRequest, _: CancelFlag, _: EventCallback) -> Result<()> {
+    fn infer(
+        &self,
+        request: InferRequest,
+        _: CancelFlag,
+        _: EventCallback,
+        _: Option<Trace>,
+    ) -> Result<()> {
         Err(no_server(&request.model_name))
     }
 
     fn is_decoupled(&self, model_name: &str, _: Option<i64>) -> Result<bool> {
         Err(no_server(model_name))
+    }
+
+    fn custom_metrics(&self) -> Arc<CustomMetrics> {
+        Arc::default()
     }
 }
 

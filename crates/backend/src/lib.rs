@@ -10,6 +10,7 @@
 mod batch;
 mod contract;
 mod host;
+pub mod metrics;
 mod request;
 mod sink;
 pub mod testing;
@@ -20,6 +21,7 @@ pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };
 pub use host::{EventCallback, ModelHost, NoHost, StreamEvent};
+pub use oxiserve_trace::Trace;
 pub use request::BackendRequest;
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
 pub use timing::{BatchEnd, ComputeTiming};

@@ -1,5 +1,6 @@
 //! A request as an instance receives it.
 
+use oxiserve_trace::Trace;
 use oxiserve_types::{InferRequest, Tensor};
 
 use crate::sink::ResponseSink;
@@ -13,6 +14,9 @@ pub struct BackendRequest {
     /// Names of the outputs to produce: those asked for, or all of them.
     pub requested_outputs: Vec<String>,
     pub sink: ResponseSink,
+    /// The request's trace when it is traced: a request the backend makes
+    /// for it (a BLS call) passes on a child of it.
+    pub trace: Option<Trace>,
 }
 
 impl BackendRequest {

@@ -29,6 +29,11 @@ impl BackendResponse {
 pub struct ResponseEvent {
     pub response: Option<Result<BackendResponse>>,
     pub is_final: bool,
+    /// Whether an error in `response` fails the request in the statistics
+    /// (Triton's `success` of `TRITONBACKEND_ModelInstanceReportStatistics`):
+    /// so for every backend but Python, whose models' own error responses
+    /// Triton counts as successes.
+    pub fails_request: bool,
 }
 
 /// Where a sink's events go; the core implements it.
@@ -108,7 +113,19 @@ impl ResponseSink {
     /// Sends a response (or error); `is_final` closes the sink. Sends after the
     /// final one are refused with an error.
     pub fn send(&mut self, response: Result<BackendResponse>, is_final: bool) -> Result<()> {
-        self.deliver(Some(response), is_final)
+        self.deliver(Some(response), is_final, true)
+    }
+
+    /// Sends a response the model made, error or not; unlike
+    /// [`send`](Self::send), its error does not fail the request in the
+    /// statistics (Triton's Python backend counts a request as failed only
+    /// when its execution failed).
+    pub fn send_model_response(
+        &mut self,
+        response: Result<BackendResponse>,
+        is_final: bool,
+    ) -> Result<()> {
+        self.deliver(Some(response), is_final, false)
     }
 
     /// Sends the one and only response.
@@ -119,7 +136,7 @@ impl ResponseSink {
     /// Closes the sink with no further response (a decoupled model's
     /// `TRITONSERVER_RESPONSE_COMPLETE_FINAL` alone).
     pub fn finish(mut self) {
-        let _ = self.deliver(None, true);
+        let _ = self.deliver(None, true, true);
     }
 
     /// Hands the request back to its scheduler to execute again (Triton's
@@ -148,13 +165,22 @@ impl ResponseSink {
         self.cancel.is_cancelled()
     }
 
-    fn deliver(&mut self, response: Option<Result<BackendResponse>>, is_final: bool) -> Result<()> {
+    fn deliver(
+        &mut self,
+        response: Option<Result<BackendResponse>>,
+        is_final: bool,
+        fails_request: bool,
+    ) -> Result<()> {
         let Some(target) = self.target.as_mut() else {
             return Err(Error::invalid_arg(
                 "a final response was already sent for this request",
             ));
         };
-        target.deliver(ResponseEvent { response, is_final });
+        target.deliver(ResponseEvent {
+            response,
+            is_final,
+            fails_request,
+        });
         if is_final {
             self.target = None;
         }
@@ -170,6 +196,7 @@ impl Drop for ResponseSink {
                     "the model returned without answering this request",
                 ))),
                 is_final: true,
+                fails_request: true,
             });
         }
     }

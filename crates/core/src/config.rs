@@ -1,6 +1,6 @@
 //! The server's settings: what the command line decides for the core.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc};
 
 /// How the server manages its model repository (`--model-control-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,6 +31,12 @@ pub struct ServerConfig {
     pub gpus: Vec<i32>,
     /// Record per-model latency histograms (atomics, no lock) for metrics.
     pub latency_histograms: bool,
+    /// Record Triton's per-model latency summaries with these quantiles
+    /// (`--metrics-config summary_latencies=true`).
+    pub latency_summaries: Option<Arc<[Quantile]>>,
+    /// Record Triton's first-response histogram of decoupled models
+    /// (`--metrics-config histogram_latencies=true`).
+    pub first_response_histogram: bool,
     /// How many models load at the same time (`--model-load-thread-count`).
     pub model_load_threads: usize,
     /// How many times a version that fails to load is tried again
@@ -39,6 +45,9 @@ pub struct ServerConfig {
     /// `--model-config-name`: a model's `configs/<name>.pbtxt` is read
     /// instead of its `config.pbtxt` where it exists.
     pub model_config_name: Option<String>,
+    /// `--model-namespacing`: each repository is a namespace, so models of
+    /// one name in different repositories are served side by side.
+    pub model_namespacing: bool,
     /// Caps on what clients can make the server hold.
     pub limits: ServerLimits,
 }
@@ -64,3 +73,35 @@ impl Default for ServerLimits {
         }
     }
 }
+
+/// A quantile to estimate and the rank error allowed (`0.9` within `0.01`:
+/// an estimate between the 89th and the 91st percentile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quantile {
+    pub quantile: f64,
+    pub error: f64,
+}
+
+/// Triton's default summary quantiles.
+pub const DEFAULT_QUANTILES: [Quantile; 5] = [
+    Quantile {
+        quantile: 0.5,
+        error: 0.05,
+    },
+    Quantile {
+        quantile: 0.9,
+        error: 0.01,
+    },
+    Quantile {
+        quantile: 0.95,
+        error: 0.001,
+    },
+    Quantile {
+        quantile: 0.99,
+        error: 0.001,
+    },
+    Quantile {
+        quantile: 0.999,
+        error: 0.001,
+    },
+];

@@ -19,7 +19,7 @@ mod stats;
 mod warmup;
 
 pub use backends::BackendRegistry;
-pub use config::{ModelControlMode, ServerConfig, ServerLimits};
+pub use config::{DEFAULT_QUANTILES, ModelControlMode, Quantile, ServerConfig, ServerLimits};
 pub use infer::{ResponseStream, StreamEvent};
 pub use manager::{InFlight, IndexEntry, ModelManager, Poller, RepositorySync, StartUpLoad};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};
@@ -27,6 +27,7 @@ pub use restriction::{RestrictedCategory, Restrictions};
 pub use server::{LogControl, LogSettings, LogSettingsUpdate, Server};
 pub use shared_memory::{RegionStatus, SharedMemoryRegistry};
 pub use stats::{
-    BatchStatistics, FailureCounts, FailureReason, HistogramSnapshot, InferStatistics,
-    LATENCY_BUCKETS_US, LatencySnapshot, ModelStatistics, StatDuration,
+    BatchStatistics, FIRST_RESPONSE_BUCKETS_MS, FailureCounts, FailureReason, HistogramSnapshot,
+    InferStatistics, LATENCY_BUCKETS_US, LatencyMetrics, LatencySnapshot, ModelStatistics,
+    StatDuration, SummariesSnapshot, SummarySnapshot,
 };

@@ -70,6 +70,7 @@ fn run_once(instance: &mut dyn ModelInstance, sample: &WarmupSample) -> Result<(
             request: request.clone(),
             requested_outputs: outputs.clone(),
             sink: ResponseSink::new(Box::new(Collect(tx.clone())), CancelFlag::default()),
+            trace: None,
         })
         .collect();
     drop(tx);

@@ -38,7 +38,7 @@ fn summary(scan: &RepositoryScan) -> Vec<(String, Result<Vec<i64>, String>)> {
                 Ok(spec) => Ok(spec.versions.iter().map(|v| v.version).collect()),
                 Err(errors) => Err(oxiserve_config::join_errors(errors)),
             };
-            (m.name.clone(), outcome)
+            (m.id.name.clone(), outcome)
         })
         .collect()
 }
@@ -139,7 +139,7 @@ fn model_files_per_platform_and_custom_names() {
             ..Default::default()
         },
     );
-    let by_name = |n: &str| scan.models.iter().find(|m| m.name == n).unwrap();
+    let by_name = |n: &str| scan.models.iter().find(|m| m.id.name == n).unwrap();
     for (name, file) in [
         ("onnx", "model.onnx"),
         ("torch", "model.pt"),
@@ -249,6 +249,66 @@ fn same_model_in_two_repositories_is_an_error() {
         "{message}"
     );
     assert_eq!(got[1], ("only_first".into(), Ok(vec![1])));
+}
+
+#[test]
+fn with_namespacing_each_repository_keeps_its_copy_and_its_ensembles_check_it() {
+    // The copies differ in their output's name; each ensemble maps the one
+    // of the copy in its own repository.
+    let copy = |output: &str| {
+        format!(
+            "backend: \"python\"\ninput [ {{ name: \"I\" data_type: TYPE_FP32 dims: [ 1 ] }} ]\n\
+             output [ {{ name: \"{output}\" data_type: TYPE_FP32 dims: [ 1 ] }} ]\n"
+        )
+    };
+    let ensemble = |output: &str| {
+        format!(
+            "platform: \"ensemble\"\n\
+             input [ {{ name: \"IN\" data_type: TYPE_FP32 dims: [ 1 ] }} ]\n\
+             output [ {{ name: \"OUT\" data_type: TYPE_FP32 dims: [ 1 ] }} ]\n\
+             ensemble_scheduling {{ step [ {{ model_name: \"m\" model_version: -1 \
+             input_map {{ key: \"I\" value: \"IN\" }} output_map {{ key: \"{output}\" value: \"OUT\" }} }} ] }}\n"
+        )
+    };
+    let (copy_a, copy_b) = (copy("A"), copy("B"));
+    let (ensemble_a, ensemble_b) = (ensemble("A"), ensemble("B"));
+    let first = repo(&[
+        ("m/config.pbtxt", &copy_a),
+        ("m/1/model.py", ""),
+        ("e/config.pbtxt", &ensemble_a),
+        ("e/1/", ""),
+    ]);
+    let second = repo(&[
+        ("m/config.pbtxt", &copy_b),
+        ("m/1/model.py", ""),
+        ("f/config.pbtxt", &ensemble_b),
+        ("f/1/", ""),
+    ]);
+    let options = ScanOptions {
+        namespacing: true,
+        ..Default::default()
+    };
+    let scan = scan_all(&[first.path(), second.path()], &options);
+    let ids: Vec<(String, String)> = scan
+        .models
+        .iter()
+        .map(|m| (m.id.namespace.clone(), m.id.name.clone()))
+        .collect();
+    let (a, b) = (
+        first.path().display().to_string(),
+        second.path().display().to_string(),
+    );
+    let mut expected = vec![
+        (a.clone(), "e".to_string()),
+        (a, "m".to_string()),
+        (b.clone(), "f".to_string()),
+        (b, "m".to_string()),
+    ];
+    expected.sort();
+    assert_eq!(ids, expected);
+    for model in &scan.models {
+        assert!(model.outcome.is_ok(), "{}: {:?}", model.id, model.outcome);
+    }
 }
 
 #[test]

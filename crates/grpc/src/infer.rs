@@ -2,20 +2,26 @@
 //! deadline passes first, tonic drops this future and with it the response
 //! stream, which cancels the request.
 
+use std::time::Instant;
+
 use oxiserve_core::Server;
 use oxiserve_proto::inference::{ModelInferRequest, ModelInferResponse};
 use oxiserve_types::{Error, ErrorKind, Result};
 
 use crate::{
     convert::{request, response},
+    traced::{CallTrace, TraceContext},
     version,
 };
 
-/// Runs one inference on a model that is not decoupled.
+/// Runs one inference on a model that is not decoupled (traced when
+/// sampled; `context` is the call's W3C trace context).
 pub(crate) async fn model_infer(
     server: &Server,
+    context: TraceContext,
     message: ModelInferRequest,
 ) -> Result<ModelInferResponse> {
+    let read_start = Instant::now();
     // Triton's order: the version, the model, its transaction policy, then
     // the request itself.
     let version = version::parse(&message.model_version)?;
@@ -27,6 +33,16 @@ pub(crate) async fn model_infer(
         ));
     }
     let decoded = request::decode(message)?;
-    let reply = server.infer_on(&model, decoded.request)?.single().await?;
-    Ok(response::encode(reply))
+    let call = CallTrace::sample(server, model.name(), &context, read_start);
+    let trace = call.as_ref().map(CallTrace::trace);
+    let reply = server.infer_traced(&model, decoded.request, trace)?;
+    let reply = reply.single().await?;
+    let Some(call) = call else {
+        return Ok(response::encode(reply));
+    };
+    call.response_complete();
+    let send_start = Instant::now();
+    let encoded = response::encode(reply);
+    call.sent(send_start);
+    Ok(encoded)
 }

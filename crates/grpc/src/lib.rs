@@ -21,6 +21,7 @@ mod statistics;
 mod stream;
 mod tls;
 mod trace;
+mod traced;
 mod transport;
 mod version;
 

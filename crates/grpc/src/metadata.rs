@@ -10,15 +10,19 @@ use oxiserve_types::Result;
 
 use crate::version;
 
-/// Protocol extensions the server implements, as `ServerMetadata` lists them.
+/// Protocol extensions the server implements, as `ServerMetadata` lists them
+/// (the same list as over HTTP, in Triton's order).
 pub const EXTENSIONS: &[&str] = &[
     "classification",
     "model_repository",
     "model_repository(unload_dependents)",
     "model_configuration",
+    "system_shared_memory",
+    "cuda_shared_memory",
     "binary_tensor_data",
     "parameters",
     "statistics",
+    "trace",
     "logging",
 ];
 

@@ -26,7 +26,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::{
     error::status, infer, logging, metadata, repository, restriction, shared_memory, statistics,
-    stream, trace,
+    stream, trace, traced::TraceContext,
 };
 
 /// The inference service over the core.
@@ -130,7 +130,8 @@ impl GrpcInferenceService for InferenceService {
         request: Request<ModelInferRequest>,
     ) -> Result<Response<ModelInferResponse>, Status> {
         self.allow_model_api(RestrictedCategory::Inference, &request)?;
-        reply(infer::model_infer(&self.server, request.into_inner()).await)
+        let context = TraceContext::of(request.metadata());
+        reply(infer::model_infer(&self.server, context, request.into_inner()).await)
     }
 
     type ModelStreamInferStream = stream::Outbound;

@@ -27,7 +27,9 @@ use crate::{
         parameters::{FINAL_RESPONSE, to_infer_parameter},
         request, response,
     },
-    error, version,
+    error,
+    traced::{CallTrace, TraceContext},
+    version,
 };
 
 /// The responses of one stream, in the order they are ready.
@@ -47,6 +49,7 @@ pub(crate) fn start(
         server,
         tx,
         grpc_errors: wants_grpc_errors(request.metadata()),
+        trace_context: TraceContext::of(request.metadata()),
     };
     let deadline = deadline(request.metadata());
     tokio::spawn(run(context, request.into_inner(), stopping, deadline));
@@ -60,6 +63,8 @@ struct StreamContext {
     tx: mpsc::Sender<Result<ModelStreamInferResponse, Status>>,
     /// `triton_grpc_error: true`: an error ends the stream with its status.
     grpc_errors: bool,
+    /// The stream's W3C trace context, for each of its traced requests.
+    trace_context: TraceContext,
 }
 
 /// Reads requests until the client half-closes, then lets the requests in
@@ -142,12 +147,13 @@ fn serve_request(
     message: ModelInferRequest,
     turn: Turn,
 ) -> impl Future<Output = ()> + Send + 'static {
+    let read_start = std::time::Instant::now();
     let echo = Echo {
         id: message.id.clone(),
         model_name: message.model_name.clone(),
         model_version: message.model_version.clone(),
     };
-    let started = start_request(&context.server, message);
+    let started = start_request(&context, message, read_start);
     forward_request(context, echo, started, turn)
 }
 
@@ -205,18 +211,28 @@ struct Started {
     decoupled: bool,
     /// The client asked for an empty final response (decoupled models only).
     empty_final: bool,
+    /// The request's trace, if sampled.
+    call: Option<CallTrace>,
 }
 
-/// Decodes and queues a request.
-fn start_request(server: &Server, message: ModelInferRequest) -> Result<Started> {
+/// Decodes and queues a request (traced when sampled), read from `read_start`.
+fn start_request(
+    context: &StreamContext,
+    message: ModelInferRequest,
+    read_start: std::time::Instant,
+) -> Result<Started> {
+    let server = &context.server;
     let version = version::parse(&message.model_version)?;
     let model = server.model(&message.model_name, version)?;
     let decoupled = model.is_decoupled();
     let decoded = request::decode(message)?;
+    let call = CallTrace::sample(server, model.name(), &context.trace_context, read_start);
+    let trace = call.as_ref().map(CallTrace::trace);
     Ok(Started {
-        stream: server.infer_on(&model, decoded.request)?,
+        stream: server.infer_traced(&model, decoded.request, trace)?,
         decoupled,
         empty_final: decoupled && decoded.empty_final_response,
+        call,
     })
 }
 
@@ -229,6 +245,7 @@ async fn forward(context: &StreamContext, started: Started, echo: &Echo) {
         mut stream,
         decoupled,
         empty_final,
+        mut call,
     } = started;
     let mut written = false;
     loop {
@@ -247,6 +264,10 @@ async fn forward(context: &StreamContext, started: Started, echo: &Echo) {
         if !decoupled && response.is_some() && std::mem::replace(&mut written, true) {
             response = None;
         }
+        let send_start = std::time::Instant::now();
+        if let Some(call) = call.as_ref().filter(|_| is_final) {
+            call.response_complete();
+        }
         match response {
             Some(Ok(reply)) => {
                 let mut reply = response::encode(reply);
@@ -258,6 +279,9 @@ async fn forward(context: &StreamContext, started: Started, echo: &Echo) {
             None => {}
         }
         if is_final {
+            if let Some(call) = call.take() {
+                call.sent(send_start);
+            }
             return;
         }
     }

@@ -13,7 +13,10 @@ use oxiserve_core::{RestrictedCategory, Server};
 use crate::{
     app::App,
     error::ApiError,
-    handlers::{self, health, infer, logging, metadata, repository, shared_memory, statistics},
+    handlers::{
+        self, generate, health, infer, logging, metadata, repository, shared_memory, statistics,
+        trace,
+    },
     options::HttpOptions,
 };
 
@@ -109,7 +112,15 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         ),
         (
             C::Inference,
-            both(Router::new(), "/infer", post(infer::infer)),
+            [
+                ("/infer", post(infer::infer)),
+                ("/generate", post(generate::generate::<false>)),
+                ("/generate_stream", post(generate::generate::<true>)),
+            ]
+            .into_iter()
+            .fold(Router::new(), |routes, (path, handler)| {
+                both(routes, path, handler)
+            }),
         ),
         (
             C::ModelRepository,
@@ -124,6 +135,18 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         (
             C::Logging,
             Router::new().route("/v2/logging", get(logging::get).post(logging::update)),
+        ),
+        (
+            C::Trace,
+            Router::new()
+                .route(
+                    "/v2/trace/setting",
+                    get(trace::get_global).post(trace::update_global),
+                )
+                .route(
+                    &model("/trace/setting"),
+                    get(trace::get_model).post(trace::update_model),
+                ),
         ),
         (C::SharedMemory, shared_memory_routes()),
     ];

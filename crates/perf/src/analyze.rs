@@ -4,6 +4,7 @@
 //! the configuration with the highest throughput under the latency bound,
 //! and puts the model's own configuration back at the end.
 
+use oxiserve_client::Client;
 use serde_json::{Value, json};
 
 use crate::{
@@ -14,7 +15,6 @@ use crate::{
         analysis::{self, Analysis, Candidate, Trial},
         console,
     },
-    repository::Repository,
     sweep,
     target::Target,
 };
@@ -29,14 +29,14 @@ pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
         "localhost:8000"
     };
     let url = run.url.clone().unwrap_or_else(|| default_url.into());
-    let mut conn = Repository::connect(&Target::resolve(&url).await?, grpc).await?;
-    let original = conn.config(&run.model).await?;
+    let conn = Target::resolve(&url).await?.client(grpc).await?;
+    let original = fetch_config(&conn, &run.model).await?;
     let candidates = candidates(args, &original);
     let mut trials = Vec::with_capacity(candidates.len());
     let sweep = async {
         for candidate in candidates {
             console::say(&format!("== {}: {}", run.model, candidate.describe()));
-            trials.push(measure(&mut conn, args, &original, candidate).await?);
+            trials.push(measure(&conn, args, &original, candidate).await?);
         }
         Ok(())
     };
@@ -46,7 +46,7 @@ pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
         outcome = sweep => outcome,
         _ = tokio::signal::ctrl_c() => Err(Error::new("interrupted")),
     };
-    let restored = conn.load(&run.model, &original).await;
+    let restored = load_with(&conn, &run.model, &original).await;
     outcome?;
     restored.map_err(|e| e.context("restoring the model's own configuration"))?;
     let best = best(&trials);
@@ -61,16 +61,16 @@ pub async fn run(args: &AnalyzeArgs) -> Result<Analysis> {
 }
 
 async fn measure(
-    conn: &mut Repository,
+    conn: &Client,
     args: &AnalyzeArgs,
     original: &Value,
     config: Candidate,
 ) -> Result<Trial> {
     let model = &args.run.model;
-    conn.load(model, &with_overrides(original, &config))
+    load_with(conn, model, &with_overrides(original, &config))
         .await
         .map_err(|e| e.context(format!("loading {model} with {}", config.describe())))?;
-    let applied = conn.config(model).await?;
+    let applied = fetch_config(conn, model).await?;
     let server_config = read_back(&applied);
     let report = app::run(&args.run).await?;
     let bound = args.run.latency_threshold.map(|ms| ms * 1000.0);
@@ -81,6 +81,20 @@ async fn measure(
         best,
         report,
     })
+}
+
+/// The model's configuration as Triton's JSON (`GET /v2/models/M/config`).
+async fn fetch_config(conn: &Client, model: &str) -> Result<Value> {
+    Ok(oxiserve_config::to_json(
+        &conn.model_config(model, "").await?,
+    ))
+}
+
+/// (Re)loads `model` with `config` instead of its `config.pbtxt`.
+async fn load_with(conn: &Client, model: &str, config: &Value) -> Result<()> {
+    Ok(conn
+        .load_model(model, Some(&config.to_string()), &[])
+        .await?)
 }
 
 /// Every combination of the lists; the model's own max_batch_size when none is given.

@@ -12,11 +12,10 @@ use crate::{
     cpu::process_cpu_seconds,
     error::{Error, Result},
     grpc::{self, infer::GrpcConnector, stream::GrpcStreamConnector},
-    http::{api, conn::HttpConn, encode, infer::HttpConnector},
+    http::{encode, infer::HttpConnector},
     inputs::{self, DataSource, InputOptions, InputTensor},
     measure::{Session, Settings},
     model::ModelInfo,
-    registrar::Registrar,
     report::{Report, RunTotals, console, csv, html, json},
     results::PointResult,
     sequence::Sequences,
@@ -41,11 +40,9 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
     };
     let url = cli.url.clone().unwrap_or_else(|| default_url.into());
     let target = Target::resolve(&url).await?;
+    let client = target.client(grpc).await?;
     let (model, version) = (cli.model.as_str(), cli.model_version.as_deref());
-    let info = match grpc {
-        true => grpc::api::model_info(&target, model, version).await?,
-        false => fetch_model(&target, model, version).await?,
-    };
+    let info = ModelInfo::fetch(&client, model, version).await?;
     if info.decoupled && !(grpc && cli.streaming) {
         return Err(Error::new(format!(
             "model '{model}' is decoupled: its responses come over a gRPC stream; use -i grpc \
@@ -59,10 +56,7 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
         )));
     }
     let steps = inputs::build(&info, &input_options(cli))?;
-    let stats = match grpc {
-        true => StatsSource::grpc(&target, model, version).await?,
-        false => StatsSource::http(&target, model, version).await?,
-    };
+    let stats = StatsSource::new(client.clone(), model, version);
     let mut session = Session::new(settings(cli), Some(stats));
     let mut plan = plan(cli);
     if info.sequence {
@@ -87,10 +81,11 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
         SharedMemoryKind::System => {
             let memory =
                 SharedMemory::create(&info, &steps, cli.batch_size, cli.output_shared_memory_size)?;
-            let mut registrar = Registrar::connect(&target, grpc).await?;
             let mut outcome = Ok(Vec::new());
             for region in &memory.regions {
-                outcome = registrar.register(region).await.map(|()| Vec::new());
+                let (name, key, size) = (region.name(), region.key(), region.byte_size());
+                let registered = client.register_system_shared_memory(name, key, size, 0);
+                outcome = registered.await.map(|()| Vec::new()).map_err(Error::from);
                 if outcome.is_err() {
                     break;
                 }
@@ -101,7 +96,7 @@ pub async fn run(cli: &RunArgs) -> Result<Report> {
                     .await;
             }
             for region in &memory.regions {
-                let _ = registrar.unregister(&region.name).await;
+                let _ = client.unregister_system_shared_memory(region.name()).await;
             }
             outcome?
         }
@@ -179,11 +174,14 @@ impl Requests<'_> {
         }
         let bodies = steps
             .map(|(i, s)| match memory {
-                Some(m) => encode::encode_shared(s, &m.inputs[i], &m.outputs),
+                Some(m) => Ok(encode::encode_shared(s, &m.inputs[i], &m.outputs)),
                 None => encode::encode(s, cli.input_tensor_format, cli.output_tensor_format),
             })
-            .collect();
-        let path = format!("{}/infer", api::model_path(model, version));
+            .collect::<Result<_>>()?;
+        let path = match version {
+            Some(v) => format!("/v2/models/{model}/versions/{v}/infer"),
+            None => format!("/v2/models/{model}/infer"),
+        };
         sweep::run(
             session,
             &HttpConnector::new(target, &path, bodies)?,
@@ -211,14 +209,6 @@ pub fn write_outputs(cli: &RunArgs, report: &Report) -> Result<()> {
         write(path, html::render(report))?;
     }
     Ok(())
-}
-
-async fn fetch_model(target: &Target, model: &str, version: Option<&str>) -> Result<ModelInfo> {
-    let mut conn = HttpConn::connect(target).await?;
-    let base = api::model_path(model, version);
-    let metadata = api::get(&mut conn, &base).await?;
-    let config = api::get(&mut conn, &format!("{base}/config")).await?;
-    ModelInfo::from_json(&metadata, &config)
 }
 
 fn input_options(cli: &RunArgs) -> InputOptions {

@@ -42,6 +42,12 @@ impl From<hyper::Error> for Error {
     }
 }
 
+impl From<oxiserve_client::Error> for Error {
+    fn from(e: oxiserve_client::Error) -> Self {
+        Error(e.to_string())
+    }
+}
+
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error(e.to_string())

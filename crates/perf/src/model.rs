@@ -1,9 +1,15 @@
 //! What the tool needs to know about a model: its inputs, outputs and
 //! maximum batch size, from the metadata and configuration endpoints.
 
+use oxiserve_client::{
+    Client,
+    proto::{
+        ModelConfig, ModelMetadataResponse, model_config::SchedulingChoice,
+        model_metadata_response::TensorMetadata,
+    },
+};
 use oxiserve_config::BatchPlan;
 use oxiserve_types::DataType;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 
@@ -31,87 +37,94 @@ pub struct ModelInfo {
 }
 
 impl ModelInfo {
-    /// From the JSON answers of `GET /v2/models/M` and `GET /v2/models/M/config`.
-    pub fn from_json(metadata: &Value, config: &Value) -> Result<ModelInfo> {
-        let name = metadata["name"].as_str().unwrap_or_default().to_string();
-        let batch = BatchPlan::with_max_batch_size(
-            i32::try_from(config["max_batch_size"].as_u64().unwrap_or(0)).unwrap_or(i32::MAX),
-        );
-        let tensors = |key: &str| -> Result<Vec<TensorInfo>> {
-            let list = metadata[key]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            list.iter()
+    /// Asks the server for `model`'s metadata and configuration.
+    pub async fn fetch(client: &Client, model: &str, version: Option<&str>) -> Result<ModelInfo> {
+        let version = version.unwrap_or_default();
+        let metadata = client.model_metadata(model, version).await?;
+        let config = client.model_config(model, version).await?;
+        ModelInfo::new(metadata, &config)
+    }
+
+    /// From the answers of the model metadata and configuration calls.
+    pub fn new(metadata: ModelMetadataResponse, config: &ModelConfig) -> Result<ModelInfo> {
+        let batch = BatchPlan::of(config);
+        let name = metadata.name;
+        let tensors = |list: Vec<TensorMetadata>, key: &str| -> Result<Vec<TensorInfo>> {
+            list.into_iter()
                 .map(|t| tensor_info(t, batch.is_batching()))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| e.context(format!("model '{name}' metadata, {key}")))
         };
         Ok(ModelInfo {
-            inputs: tensors("inputs")?,
-            outputs: tensors("outputs")?,
+            inputs: tensors(metadata.inputs, "inputs")?,
+            outputs: tensors(metadata.outputs, "outputs")?,
             batch,
-            decoupled: config["model_transaction_policy"]["decoupled"]
-                .as_bool()
-                .unwrap_or(false),
-            sequence: config
-                .get("sequence_batching")
-                .is_some_and(|s| !s.is_null()),
+            decoupled: config.model_transaction_policy.is_some_and(|p| p.decoupled),
+            sequence: matches!(
+                config.scheduling_choice,
+                Some(SchedulingChoice::SequenceBatching(_))
+            ),
             name,
         })
     }
 }
 
-/// A metadata tensor (`{"name", "datatype", "shape"}`), without the batch dim.
-fn tensor_info(tensor: &Value, batched: bool) -> Result<TensorInfo> {
-    let name = tensor["name"]
-        .as_str()
-        .ok_or_else(|| Error::new("a tensor without a name"))?;
-    let datatype = tensor["datatype"].as_str().unwrap_or_default();
-    let datatype = DataType::from_wire_name(datatype)
-        .ok_or_else(|| Error::new(format!("tensor '{name}' has unknown datatype '{datatype}'")))?;
-    let mut dims = tensor["shape"]
-        .as_array()
-        .ok_or_else(|| Error::new(format!("tensor '{name}' has no shape")))?
-        .iter()
-        .map(|d| {
-            d.as_i64()
-                .ok_or_else(|| Error::new(format!("tensor '{name}' has a bad shape")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if batched && !dims.is_empty() {
-        dims.remove(0);
-    }
+/// A metadata tensor, without the batch dim.
+fn tensor_info(tensor: TensorMetadata, batched: bool) -> Result<TensorInfo> {
+    let datatype = DataType::from_wire_name(&tensor.datatype).ok_or_else(|| {
+        Error::new(format!(
+            "tensor '{}' has unknown datatype '{}'",
+            tensor.name, tensor.datatype
+        ))
+    })?;
+    let skip = usize::from(batched).min(tensor.shape.len());
     Ok(TensorInfo {
-        name: name.to_string(),
+        name: tensor.name,
         datatype,
-        dims,
+        dims: tensor.shape[skip..].to_vec(),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+
+    fn tensor(name: &str, datatype: &str, shape: Vec<i64>) -> TensorMetadata {
+        TensorMetadata {
+            name: name.into(),
+            datatype: datatype.into(),
+            shape,
+        }
+    }
+
+    fn metadata(inputs: Vec<TensorMetadata>) -> ModelMetadataResponse {
+        ModelMetadataResponse {
+            name: "m".into(),
+            inputs,
+            outputs: vec![tensor("OUT", "BYTES", vec![-1, -1])],
+            ..ModelMetadataResponse::default()
+        }
+    }
 
     #[test]
     fn batch_dim_is_dropped_when_the_model_batches() {
-        let metadata = json!({"name": "m", "inputs": [{"name": "IN", "datatype": "FP32", "shape": [-1, 16]}],
-            "outputs": [{"name": "OUT", "datatype": "BYTES", "shape": [-1, -1]}]});
-        let info = ModelInfo::from_json(&metadata, &json!({"max_batch_size": 8})).unwrap();
+        let metadata = metadata(vec![tensor("IN", "FP32", vec![-1, 16])]);
+        let batching = ModelConfig {
+            max_batch_size: 8,
+            ..ModelConfig::default()
+        };
+        let info = ModelInfo::new(metadata.clone(), &batching).unwrap();
         assert_eq!(info.batch.max_batch(), 8);
         assert_eq!(info.inputs[0].dims, [16]);
         assert_eq!(info.outputs[0].datatype, DataType::Bytes);
-        let info = ModelInfo::from_json(&metadata, &json!({})).unwrap();
+        let info = ModelInfo::new(metadata, &ModelConfig::default()).unwrap();
         assert_eq!(info.inputs[0].dims, [-1, 16]);
     }
 
     #[test]
     fn unknown_datatype_names_the_tensor() {
-        let metadata =
-            json!({"name": "m", "inputs": [{"name": "IN", "datatype": "FP33", "shape": [1]}]});
-        let err = ModelInfo::from_json(&metadata, &json!({}))
+        let metadata = metadata(vec![tensor("IN", "FP33", vec![1])]);
+        let err = ModelInfo::new(metadata, &ModelConfig::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains("'IN'") && err.contains("FP33"), "{err}");

@@ -1,9 +1,7 @@
 //! The server's own view of the load: cumulative counters of the statistics
 //! extension, and the differences between two snapshots.
 
-use serde_json::Value;
-
-use crate::error::{Error, Result};
+use oxiserve_client::proto::{ModelStatisticsResponse, StatisticDuration};
 
 /// One duration counter: how many and how long in total.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -26,30 +24,31 @@ pub struct ServerStats {
 }
 
 impl ServerStats {
-    /// From the JSON of `GET /v2/models/M[/versions/V]/stats`: the entries named `model`.
-    pub fn from_json(value: &Value, model: &str) -> Result<ServerStats> {
-        let entries = value["model_stats"]
-            .as_array()
-            .ok_or_else(|| Error::new("statistics answer has no model_stats"))?;
-        let mut total = ServerStats::default();
-        for entry in entries.iter().filter(|e| e["name"] == model) {
-            let stats = &entry["inference_stats"];
-            let d = |key: &str| Duration {
-                count: number(&stats[key]["count"]),
-                ns: number(&stats[key]["ns"]),
-            };
-            total = total.plus(&ServerStats {
-                success: d("success"),
-                fail: d("fail"),
-                queue: d("queue"),
-                compute_input: d("compute_input"),
-                compute_infer: d("compute_infer"),
-                compute_output: d("compute_output"),
-                inference_count: number(&entry["inference_count"]),
-                execution_count: number(&entry["execution_count"]),
-            });
-        }
-        Ok(total)
+    /// The statistics of `model` in an answer of the statistics call, summed
+    /// over the versions it lists.
+    pub fn of(answer: &ModelStatisticsResponse, model: &str) -> ServerStats {
+        let d = |d: Option<StatisticDuration>| {
+            d.map_or(Duration::default(), |d| Duration {
+                count: d.count,
+                ns: d.ns,
+            })
+        };
+        answer.model_stats.iter().filter(|m| m.name == model).fold(
+            ServerStats::default(),
+            |total, m| {
+                let s = m.inference_stats.unwrap_or_default();
+                total.plus(&ServerStats {
+                    success: d(s.success),
+                    fail: d(s.fail),
+                    queue: d(s.queue),
+                    compute_input: d(s.compute_input),
+                    compute_infer: d(s.compute_infer),
+                    compute_output: d(s.compute_output),
+                    inference_count: m.inference_count,
+                    execution_count: m.execution_count,
+                })
+            },
+        )
     }
 
     /// Requests the server has finished: successes plus failures.
@@ -94,15 +93,6 @@ impl ServerStats {
     }
 }
 
-/// Counters are JSON numbers (oxiserve, Triton) or decimal strings (the
-/// protobuf JSON mapping of uint64).
-fn number(value: &Value) -> u64 {
-    value
-        .as_u64()
-        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
-        .unwrap_or(0)
-}
-
 /// Average microseconds per count of a duration counter.
 pub fn average_us(d: Duration) -> f64 {
     if d.count == 0 {
@@ -114,29 +104,39 @@ pub fn average_us(d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use oxiserve_client::proto::{InferStatistics, ModelStatistics};
 
     use super::*;
 
-    fn answer(success: u64, queue_ns: u64) -> Value {
-        let d = |count, ns| json!({"count": count, "ns": ns});
-        json!({"model_stats": [
-            {"name": "m", "version": "1", "inference_count": success * 2, "execution_count": success,
-             "inference_stats": {"success": d(success, 10), "fail": d(1, 0), "queue": d(success, queue_ns),
-                "compute_input": d(success, 0), "compute_infer": d(success, 0), "compute_output": d(success, 0)}},
-            {"name": "other", "version": "1", "inference_count": "5", "inference_stats": {}}
-        ]})
+    fn answer(success: u64, queue_ns: u64) -> ModelStatisticsResponse {
+        let d = |count, ns| Some(StatisticDuration { count, ns });
+        let stats = InferStatistics {
+            success: d(success, 10),
+            fail: d(1, 0),
+            queue: d(success, queue_ns),
+            ..InferStatistics::default()
+        };
+        let model = |name: &str| ModelStatistics {
+            name: name.into(),
+            version: "1".into(),
+            inference_count: success * 2,
+            execution_count: success,
+            inference_stats: Some(stats),
+            ..ModelStatistics::default()
+        };
+        ModelStatisticsResponse {
+            model_stats: vec![model("m"), model("other")],
+        }
     }
 
     #[test]
     fn deltas_count_one_models_requests() {
-        let before = ServerStats::from_json(&answer(3, 300), "m").unwrap();
-        let after = ServerStats::from_json(&answer(10, 2_400), "m").unwrap();
+        let before = ServerStats::of(&answer(3, 300), "m");
+        let after = ServerStats::of(&answer(10, 2_400), "m");
         let delta = after.since(&before);
         assert_eq!(delta.requests(), 7);
         assert_eq!(delta.inference_count, 14);
         assert_eq!(average_us(delta.queue), 0.3);
-        assert_eq!(number(&json!("5")), 5);
-        assert!(ServerStats::from_json(&json!({}), "m").is_err());
+        assert_eq!(ServerStats::of(&answer(1, 1), "x"), ServerStats::default());
     }
 }

@@ -1,49 +1,33 @@
-//! Where statistics snapshots come from: the HTTP statistics endpoint or
-//! the ModelStatistics RPC.
+//! Where statistics snapshots come from: the statistics endpoint, over the
+//! protocol the run uses.
 
-use crate::{
-    error::Result,
-    grpc::api::GrpcStats,
-    http::{api, conn::HttpConn},
-    server_stats::ServerStats,
-    target::Target,
-};
+use oxiserve_client::Client;
+
+use crate::{error::Result, server_stats::ServerStats};
 
 /// Fetches one model's statistics.
-pub enum StatsSource {
-    Http {
-        conn: Box<HttpConn>,
-        path: String,
-        model: String,
-    },
-    Grpc(Box<GrpcStats>),
+pub struct StatsSource {
+    client: Client,
+    model: String,
+    version: String,
 }
 
 impl StatsSource {
-    /// Statistics of `model` (one version, or all) over HTTP.
-    pub async fn http(target: &Target, model: &str, version: Option<&str>) -> Result<Self> {
-        Ok(StatsSource::Http {
-            conn: Box::new(HttpConn::connect(target).await?),
-            path: format!("{}/stats", api::model_path(model, version)),
-            model: model.to_string(),
-        })
-    }
-
-    /// Statistics of `model` (one version, or all) over gRPC.
-    pub async fn grpc(target: &Target, model: &str, version: Option<&str>) -> Result<Self> {
-        Ok(StatsSource::Grpc(Box::new(
-            GrpcStats::connect(target, model, version).await?,
-        )))
+    /// Statistics of `model` (one version, or all) from `client`'s server.
+    pub fn new(client: Client, model: &str, version: Option<&str>) -> Self {
+        StatsSource {
+            client,
+            model: model.into(),
+            version: version.unwrap_or_default().into(),
+        }
     }
 
     /// A snapshot of the cumulative counters.
-    pub async fn fetch(&mut self) -> Result<ServerStats> {
-        match self {
-            StatsSource::Http { conn, path, model } => {
-                let value = api::get(conn, path).await?;
-                ServerStats::from_json(&value, model)
-            }
-            StatsSource::Grpc(grpc) => grpc.fetch().await,
-        }
+    pub async fn fetch(&self) -> Result<ServerStats> {
+        let answer = self
+            .client
+            .model_statistics(&self.model, &self.version)
+            .await?;
+        Ok(ServerStats::of(&answer, &self.model))
     }
 }

@@ -2,6 +2,8 @@
 
 use std::net::SocketAddr;
 
+use oxiserve_client::{Client, Protocol};
+
 use crate::error::{Error, Result};
 
 /// A resolved server address and the `host:port` text for Host headers.
@@ -25,6 +27,20 @@ impl Target {
             .next()
             .ok_or_else(|| Error::new(format!("'{authority}' resolves to no address")))?;
         Ok(Target { addr, authority })
+    }
+
+    /// A client for the calls besides the load (metadata, statistics,
+    /// repository, shared memory), checked to reach the server.
+    pub async fn client(&self, grpc: bool) -> Result<Client> {
+        let protocol = if grpc { Protocol::Grpc } else { Protocol::Http };
+        let unreachable = |e| Error::new(format!("cannot connect to {}: {e}", self.authority));
+        let client = Client::connect(&self.authority, protocol)
+            .await
+            .map_err(unreachable)?;
+        match client.is_server_live().await {
+            Err(e @ oxiserve_client::Error::Transport(_)) => Err(unreachable(e)),
+            _ => Ok(client),
+        }
     }
 }
 

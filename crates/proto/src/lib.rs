@@ -1,7 +1,7 @@
 //! Triton's protobuf messages as Rust types, plus a descriptor pool for
 //! reflection (text format parsing, JSON rendering). With the `grpc`
 //! feature, the tonic server code of `inference.GRPCInferenceService` and
-//! `grpc.health.v1.Health` too.
+//! `grpc.health.v1.Health` too; with `grpc-client`, their client code.
 
 use std::sync::LazyLock;
 
@@ -9,7 +9,8 @@ use prost_reflect::{DescriptorPool, MessageDescriptor};
 
 /// Generated types of Triton's `inference` protobuf package: the model
 /// configuration and the KServe v2 gRPC messages (and, with the `grpc`
-/// feature, `grpc_inference_service_server`).
+/// feature, `grpc_inference_service_server`; with `grpc-client`,
+/// `grpc_inference_service_client`).
 #[allow(clippy::all, missing_docs)]
 pub mod inference {
     include!(concat!(env!("OUT_DIR"), "/inference.rs"));

@@ -1,5 +1,7 @@
-//! Which part of an S3 repository a failed request says is wrong: the
-//! endpoint (nothing answers), the bucket, or the credentials.
+//! Which part of a remote repository a failed request says is wrong: the
+//! endpoint (nothing answers), the bucket or container, or the credentials.
+//! S3, GCS's XML API and Azure answer with an XML `<Error>` whose `<Code>`
+//! says; a bare 401 or 403 blames the credentials too.
 
 use std::error::Error as _;
 
@@ -10,16 +12,22 @@ use object_store::client::{HttpError, HttpErrorKind};
 pub enum Failure {
     /// Nothing answered at the endpoint: refused, unknown host, timed out.
     Endpoint(String),
-    /// The store has no such bucket (`NoSuchBucket`).
+    /// The store has no such bucket or container (`NoSuchBucket`,
+    /// `ContainerNotFound`).
     Bucket(String),
     /// The store rejected the credentials (`InvalidAccessKeyId`,
-    /// `SignatureDoesNotMatch`, `AccessDenied`, ...).
+    /// `SignatureDoesNotMatch`, `AccessDenied`, `AuthenticationFailed`, ...).
     Credentials(String),
     /// Anything else, as the client put it.
     Other(String),
 }
 
-/// S3 error codes that reject the credentials or what they may do.
+/// Error codes of a missing bucket (S3, GCS) or container (Azure); a list
+/// request's bare 404 says the same.
+const BUCKET_CODES: &[&str] = &["NoSuchBucket", "ContainerNotFound"];
+
+/// Error codes that reject the credentials or what they may do: S3's and
+/// GCS's, then Azure's.
 const CREDENTIAL_CODES: &[&str] = &[
     "InvalidAccessKeyId",
     "SignatureDoesNotMatch",
@@ -28,6 +36,14 @@ const CREDENTIAL_CODES: &[&str] = &[
     "ExpiredToken",
     "TokenRefreshRequired",
     "AllAccessDisabled",
+    "AuthenticationRequired",
+    "AuthenticationFailed",
+    "AuthorizationFailure",
+    "AuthorizationPermissionMismatch",
+    "InsufficientAccountPermissions",
+    "NoAuthenticationInformation",
+    "InvalidAuthenticationInfo",
+    "PublicAccessNotPermitted",
 ];
 
 impl Failure {
@@ -45,21 +61,42 @@ impl Failure {
         Self::of_response(&error.to_string())
     }
 
-    /// Classifies an error by the S3 error code in its response body.
+    /// Classifies an error by the error code in its response body, else by
+    /// its HTTP status.
     fn of_response(text: &str) -> Self {
+        let status = status(text);
+        let rejected = matches!(status, Some(401 | 403));
         let Some(code) = element(text, "Code") else {
-            return Self::Other(text.to_string());
+            // Listing 404s only when there is no bucket or container.
+            let no_bucket = status == Some(404) && text.contains("list request");
+            let detail = text.to_string();
+            return match (rejected, no_bucket) {
+                (true, _) => Self::Credentials(detail),
+                (_, true) => Self::Bucket(detail),
+                _ => Self::Other(detail),
+            };
         };
-        let detail = match element(text, "Message") {
-            Some(message) => format!("{code}: {message}"),
+        // Azure's message goes on with request id and time lines.
+        let detail = match element(text, "Message").and_then(|m| m.lines().next()) {
+            Some(message) => format!("{code}: {}", message.trim()),
             None => code.to_string(),
         };
         match code {
-            "NoSuchBucket" => Self::Bucket(detail),
-            c if CREDENTIAL_CODES.contains(&c) => Self::Credentials(detail),
+            c if BUCKET_CODES.contains(&c) => Self::Bucket(detail),
+            c if CREDENTIAL_CODES.contains(&c) || rejected => Self::Credentials(detail),
             _ => Self::Other(detail),
         }
     }
+}
+
+/// The HTTP status the client's error text reports ("status code: 403").
+fn status(text: &str) -> Option<u16> {
+    let start = text.find("status code: ")? + "status code: ".len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 /// The text of the first `<name>` element of an XML error body.
@@ -108,7 +145,7 @@ mod tests {
             );
         }
         assert_eq!(
-            Failure::of_response(&body("SlowDown")),
+            Failure::of_response(&body("SlowDown").replace("403 Forbidden", "503 Slow Down")),
             Failure::Other("SlowDown: explained".into())
         );
     }
@@ -123,6 +160,34 @@ mod tests {
         assert_eq!(
             Failure::of(&error),
             Failure::Endpoint("connection refused".into())
+        );
+    }
+
+    #[test]
+    fn azure_codes_and_bare_statuses() {
+        let azure = "Server returned non-2xx status code: 404 Not Found: <?xml version=\"1.0\"?>\
+                     <Error><Code>ContainerNotFound</Code><Message>The specified container does \
+                     not exist.\nRequestId:1\nTime:now</Message></Error>";
+        assert_eq!(
+            Failure::of_response(azure),
+            Failure::Bucket("ContainerNotFound: The specified container does not exist.".into())
+        );
+        assert_eq!(
+            Failure::of_response(&body("AuthenticationFailed")),
+            Failure::Credentials("AuthenticationFailed: explained".into())
+        );
+        let bare = "Server returned non-2xx status code: 401 Unauthorized: ";
+        assert_eq!(
+            Failure::of_response(bare),
+            Failure::Credentials(bare.into())
+        );
+        let listed = "Error performing list request: Server returned non-2xx status code: \
+                      404 Not Found: Not Found";
+        assert_eq!(Failure::of_response(listed), Failure::Bucket(listed.into()));
+        let fetched = listed.replace("list", "get");
+        assert_eq!(
+            Failure::of_response(&fetched),
+            Failure::Other(fetched.clone())
         );
     }
 

@@ -1,74 +1,70 @@
-//! `s3://` repository paths in Triton's three forms: `s3://bucket/path`,
-//! `s3://host:port/bucket/path` (an S3-compatible store over HTTP) and
-//! `s3://https://host:port/bucket/path`.
+//! Remote repository paths: which store (`s3://`, `gs://`, `as://`) and
+//! where in it; anything else is a local folder.
 
 use std::fmt;
 
-/// Where a model repository lives in an object store.
+use crate::{azure::location::AzureLocation, gcs::location::GcsLocation, s3::location::S3Location};
+
+/// Where a remote model repository lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3Location {
-    /// The store's URL when the path names one (`http://host:port`).
-    pub endpoint: Option<String>,
-    pub bucket: String,
-    /// The key prefix of the repository, without leading or trailing `/`.
-    pub prefix: String,
+pub enum Location {
+    S3(S3Location),
+    Gcs(GcsLocation),
+    Azure(AzureLocation),
 }
 
-/// The scheme that marks a repository as an object store's.
-const SCHEME: &str = "s3://";
-
-impl S3Location {
-    /// Whether `path` names an object store (starts with `s3://`).
-    pub fn is_s3(path: &str) -> bool {
-        path.starts_with(SCHEME)
-    }
-
-    /// Parses one of Triton's `s3://` forms.
-    pub fn parse(path: &str) -> Result<Self, String> {
-        let rest = path
-            .strip_prefix(SCHEME)
-            .ok_or_else(|| format!("{path}: not an s3:// path"))?;
-        let (endpoint, rest) = match split_endpoint(rest) {
-            Some((endpoint, rest)) => (Some(endpoint), rest),
-            None => (None, rest),
-        };
-        let rest = rest.trim_matches('/');
-        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() {
-            return Err(format!(
-                "{path}: no bucket (s3://bucket/path, s3://host:port/bucket/path or s3://https://host:port/bucket/path)"
-            ));
-        }
-        Ok(Self {
-            endpoint,
-            bucket: bucket.to_string(),
-            prefix: prefix.trim_matches('/').to_string(),
-        })
-    }
-}
-
-/// The endpoint part of `host:port/...`, `http://host:port/...` or
-/// `https://host:port/...`, and what follows it.
-fn split_endpoint(rest: &str) -> Option<(String, &str)> {
-    for scheme in ["http://", "https://"] {
-        if let Some(tail) = rest.strip_prefix(scheme) {
-            let (host, rest) = tail.split_once('/').unwrap_or((tail, ""));
-            return Some((format!("{scheme}{host}"), rest));
+impl Location {
+    /// The remote repository `path` names, `None` for a local folder; the
+    /// error says how the path is malformed.
+    pub fn of(path: &str) -> Option<Result<Self, String>> {
+        use crate::{azure::location as azure, gcs::location as gcs, s3::location as s3};
+        if path.starts_with(s3::SCHEME) {
+            Some(S3Location::parse(path).map(Self::S3))
+        } else if path.starts_with(gcs::SCHEME) {
+            Some(GcsLocation::parse(path).map(Self::Gcs))
+        } else if path.starts_with(azure::SCHEME) {
+            Some(AzureLocation::parse(path).map(Self::Azure))
+        } else {
+            None
         }
     }
-    let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
-    // A bucket name has no ':'; a host does when it names its port.
-    first
-        .contains(':')
-        .then(|| (format!("http://{first}"), tail))
+
+    /// The bucket or container, as messages name it: "S3 bucket 'b'".
+    pub fn bucket(&self) -> String {
+        match self {
+            Self::S3(l) => format!("S3 bucket '{}'", l.bucket),
+            Self::Gcs(l) => format!("GCS bucket '{}'", l.bucket),
+            Self::Azure(l) => format!("Azure container '{}'", l.container),
+        }
+    }
+
+    /// The store's name in messages.
+    pub fn service(&self) -> &'static str {
+        match self {
+            Self::S3(_) => "S3",
+            Self::Gcs(_) => "GCS",
+            Self::Azure(_) => "Azure",
+        }
+    }
+
+    /// The key prefix of the repository in its bucket or container.
+    pub fn prefix(&self) -> &str {
+        match self {
+            Self::S3(l) => &l.prefix,
+            Self::Gcs(l) => &l.prefix,
+            Self::Azure(l) => &l.prefix,
+        }
+    }
 }
 
-impl fmt::Display for S3Location {
-    /// `s3://bucket/prefix`, the repository as the bucket sees it.
+impl fmt::Display for Location {
+    /// The repository as its store sees it (`s3://bucket/prefix`,
+    /// `gs://bucket/prefix`, `as://account/container/prefix`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.prefix.is_empty() {
-            true => write!(f, "s3://{}", self.bucket),
-            false => write!(f, "s3://{}/{}", self.bucket, self.prefix),
+        match self {
+            Self::S3(l) => l.fmt(f),
+            Self::Gcs(l) => l.fmt(f),
+            Self::Azure(l) => l.fmt(f),
         }
     }
 }
@@ -77,58 +73,24 @@ impl fmt::Display for S3Location {
 mod tests {
     use super::*;
 
-    fn location(endpoint: Option<&str>, bucket: &str, prefix: &str) -> S3Location {
-        S3Location {
-            endpoint: endpoint.map(str::to_string),
-            bucket: bucket.into(),
-            prefix: prefix.into(),
-        }
+    #[test]
+    fn schemes_pick_the_store() {
+        let named = |path: &str| Location::of(path).map(|l| l.unwrap().bucket());
+        assert_eq!(named("s3://b/p").as_deref(), Some("S3 bucket 'b'"));
+        assert_eq!(named("gs://b/p").as_deref(), Some("GCS bucket 'b'"));
+        assert_eq!(named("as://a/c/p").as_deref(), Some("Azure container 'c'"));
+        assert_eq!(named("/models"), None);
+        assert_eq!(named("models/gs://x"), None);
+        assert!(Location::of("gs://").unwrap().is_err());
     }
 
     #[test]
-    fn bucket_and_path() {
+    fn displays_and_prefixes() {
+        let location = Location::of("as://a/c/p/q/").unwrap().unwrap();
         assert_eq!(
-            S3Location::parse("s3://models/a/b/").unwrap(),
-            location(None, "models", "a/b")
+            (location.to_string().as_str(), location.prefix()),
+            ("as://a/c/p/q", "p/q")
         );
-        assert_eq!(
-            S3Location::parse("s3://models").unwrap(),
-            location(None, "models", "")
-        );
-    }
-
-    #[test]
-    fn host_and_port_is_http() {
-        assert_eq!(
-            S3Location::parse("s3://127.0.0.1:9000/models/repo").unwrap(),
-            location(Some("http://127.0.0.1:9000"), "models", "repo")
-        );
-    }
-
-    #[test]
-    fn explicit_scheme() {
-        assert_eq!(
-            S3Location::parse("s3://https://minio.local:9000/models/repo").unwrap(),
-            location(Some("https://minio.local:9000"), "models", "repo")
-        );
-        assert_eq!(
-            S3Location::parse("s3://http://minio:80/m").unwrap(),
-            location(Some("http://minio:80"), "m", "")
-        );
-    }
-
-    #[test]
-    fn no_bucket_is_an_error() {
-        for path in ["s3://", "s3:///", "s3://host:9000/", "s3://https://host:1"] {
-            let error = S3Location::parse(path).unwrap_err();
-            assert!(error.contains("no bucket"), "{path}: {error}");
-        }
-    }
-
-    #[test]
-    fn displays_as_the_bucket_sees_it() {
-        let parsed = S3Location::parse("s3://h:1/b/p/q").unwrap();
-        assert_eq!(parsed.to_string(), "s3://b/p/q");
-        assert!(S3Location::is_s3("s3://b") && !S3Location::is_s3("/models"));
+        assert_eq!(location.service(), "Azure");
     }
 }

@@ -1,18 +1,19 @@
-//! One `s3://` model repository: its local copy, and errors that say which
-//! part is wrong (endpoint, bucket, credentials or path).
+//! One remote model repository: its local copy, and errors that say which
+//! part is wrong (endpoint, bucket or container, credentials or path).
 
 use tokio::sync::Mutex;
 
 use crate::{
+    client::Connection,
     failure::Failure,
-    location::S3Location,
+    location::Location,
     mirror::{Mirror, MirrorError},
 };
 
 /// A repository in an object store and its local copy.
 #[derive(Debug)]
-pub struct S3Repository {
-    location: S3Location,
+pub struct RemoteRepository {
+    location: Location,
     /// The endpoint the client talks to.
     endpoint: String,
     /// Where the credentials came from.
@@ -20,17 +21,13 @@ pub struct S3Repository {
     mirror: Mutex<Mirror>,
 }
 
-impl S3Repository {
-    pub fn new(
-        location: S3Location,
-        endpoint: String,
-        credentials: String,
-        mirror: Mirror,
-    ) -> Self {
+impl RemoteRepository {
+    /// The repository at `location`, copied by `mirror` through `connection`'s client.
+    pub fn new(location: Location, connection: Connection, mirror: Mirror) -> Self {
         Self {
             location,
-            endpoint,
-            credentials,
+            endpoint: connection.endpoint,
+            credentials: connection.credentials,
             mirror: Mutex::new(mirror),
         }
     }
@@ -55,21 +52,23 @@ impl S3Repository {
             credentials,
             ..
         } = self;
+        let service = location.service();
         match error {
             MirrorError::NoModelFolders => format!(
-                "no model folders under {location} (at {endpoint}): the bucket exists, check the path"
+                "no model folders under {location} (at {endpoint}): the {} exists, check the path",
+                location.bucket()
             ),
             MirrorError::Local(e) => format!("cannot write the local copy of {location}: {e}"),
             MirrorError::Store(e) => match Failure::of(&e) {
-                Failure::Endpoint(detail) => {
-                    format!("S3 endpoint {endpoint} cannot be reached for {location}: {detail}")
-                }
+                Failure::Endpoint(detail) => format!(
+                    "{service} endpoint {endpoint} cannot be reached for {location}: {detail}"
+                ),
                 Failure::Bucket(detail) => format!(
-                    "S3 bucket '{}' does not exist at {endpoint} ({detail})",
-                    location.bucket
+                    "{} does not exist at {endpoint} ({detail})",
+                    location.bucket()
                 ),
                 Failure::Credentials(detail) => format!(
-                    "S3 at {endpoint} rejected the credentials from {credentials} for {location}: {detail}"
+                    "{service} at {endpoint} rejected the credentials from {credentials} for {location}: {detail}"
                 ),
                 Failure::Other(detail) => format!("{location} at {endpoint}: {detail}"),
             },

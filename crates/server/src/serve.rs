@@ -1,9 +1,10 @@
-//! `oxiserve --model-repository=DIR|s3://... ...`: start-up as `tritonserver`
+//! `oxiserve --model-repository=DIR|s3://...|gs://...|as://... ...`: start-up as `tritonserver`
 //! does it, then serving until SIGINT or SIGTERM.
 
 use std::{process::ExitCode, sync::Arc, time::Duration};
 
 use oxiserve_core::{Poller, Server};
+use oxiserve_trace::TraceManager;
 
 use crate::{
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
@@ -21,6 +22,14 @@ const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
     (
         "grpc-keepalive-permit-without-calls",
         "the server's keepalive pings go out with or without calls",
+    ),
+    (
+        "sagemaker-thread-count",
+        "the SageMaker endpoint shares the --http-thread-count threads",
+    ),
+    (
+        "vertex-ai-thread-count",
+        "the Vertex AI endpoint shares the --http-thread-count threads",
     ),
     ("allow-gpu-metrics", "no GPU metrics in this build"),
     ("backend-directory", "backends are built in"),
@@ -48,7 +57,7 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     let mut config = server_config::from_options(options, &metrics_settings);
-    // `_cache` holds the copies of `s3://` repositories until the server stops.
+    // `_cache` holds the copies of remote repositories until the server stops.
     let oxiserve_s3::Localized {
         repositories,
         sync,
@@ -61,7 +70,28 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     config.repositories = repositories;
+    // Where the SageMaker endpoint registers model archives: one more
+    // repository, removed when the server stops.
+    let sagemaker_registry = match endpoints::sagemaker::registry(options) {
+        Ok(registry) => registry,
+        Err(e) => {
+            log::error!("error: creating server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let registry_path = sagemaker_registry
+        .as_ref()
+        .map(|dir| dir.path().to_path_buf());
+    config.repositories.extend(registry_path.clone());
+    let tracing = match options.trace_config().and_then(TraceManager::new) {
+        Ok(tracing) => tracing,
+        Err(e) => {
+            log::error!("error: creating server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let server = Server::new(config, backends);
+    server.set_tracing(Arc::new(tracing));
     server.set_log_control(Arc::new(log_handle));
     if let Some(sync) = sync {
         server.set_repository_sync(sync);
@@ -108,7 +138,7 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     let metrics = Registry::new(server.clone(), metrics_settings);
-    endpoints::serve(server, options, metrics, poller)
+    endpoints::serve(server, options, metrics, poller, registry_path)
 }
 
 fn report_flags(options: &ServerOptions) {
@@ -116,6 +146,7 @@ fn report_flags(options: &ServerOptions) {
         .unsupported_options()
         .iter()
         .chain(&options.deprecation_warnings())
+        .chain(&options.trace_warnings())
     {
         log::warn!("{warning}");
     }

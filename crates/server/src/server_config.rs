@@ -27,12 +27,15 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
         strict_readiness: repository.strict_readiness,
         gpus: Vec::new(),
         latency_histograms: metrics.histogram_latencies,
+        latency_summaries: metrics.summaries.clone(),
+        first_response_histogram: metrics.first_response_histogram,
         model_load_threads: repository.model_load_thread_count.max(1) as usize,
         model_load_retries: repository.model_load_retry_count,
         model_config_name: repository
             .model_config_name
             .clone()
             .filter(|name| !name.is_empty()),
+        model_namespacing: repository.model_namespacing,
         limits: ServerLimits {
             shared_memory_regions: options.memory.shared_memory_region_limit,
             model_queue: options.memory.model_queue_limit,

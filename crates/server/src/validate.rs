@@ -1,4 +1,4 @@
-//! `oxiserve validate DIR...`: reads repositories (folders or `s3://`) as
+//! `oxiserve validate DIR...`: reads repositories (folders, `s3://`, `gs://` or `as://`) as
 //! `serve` would and prints every problem with its file, line and column,
 //! then has each model's backend check its files against the configuration
 //! (an ONNX model's real inputs and outputs). Exits 1 when any problem is
@@ -24,7 +24,7 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Holds the cache of `s3://` repositories until the checks are done.
+    // Holds the cache of remote repositories until the checks are done.
     let localized = match local_copies(repositories) {
         Ok(localized) => localized,
         Err(message) => {
@@ -50,7 +50,7 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
                 let found = backend_problems(&backends, spec);
                 problems += found.len();
                 for error in &found {
-                    println!("error: {}: {error}", model.name);
+                    println!("error: {}: {error}", model.id);
                 }
                 if !found.is_empty() {
                     continue;
@@ -65,16 +65,12 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
                 } else {
                     &spec.config.backend
                 };
-                println!(
-                    "ok: {} ({kind}, version {})",
-                    model.name,
-                    versions.join(", ")
-                );
+                println!("ok: {} ({kind}, version {})", model.id, versions.join(", "));
             }
             Err(errors) => {
                 problems += errors.len();
                 for error in errors {
-                    println!("error: {}: {error}", model.name);
+                    println!("error: {}: {error}", model.id);
                 }
             }
         }
@@ -89,7 +85,7 @@ pub fn run(repositories: &[PathBuf]) -> ExitCode {
     }
 }
 
-/// The repositories as local folders, `s3://` ones downloaded.
+/// The repositories as local folders, remote ones downloaded.
 fn local_copies(repositories: &[PathBuf]) -> Result<Localized, String> {
     let localized = oxiserve_s3::localize(repositories)?;
     if let Some(sync) = &localized.sync {

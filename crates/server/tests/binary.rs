@@ -88,7 +88,7 @@ fn start_up_prints_the_model_and_option_tables() {
     let out = oxiserve(&[
         "--model-repository",
         &path(&repo),
-        "--allow-sagemaker=true",
+        "--reuse-http-port=true",
         "--grpc-port",
         "9001",
         "--grpc-keepalive-permit-without-calls=true",
@@ -121,7 +121,7 @@ fn start_up_prints_the_model_and_option_tables() {
         "{all}"
     );
     assert!(
-        all.contains("--allow-sagemaker: not supported yet (ignored)"),
+        all.contains("--reuse-http-port: not supported yet (ignored)"),
         "{all}"
     );
     assert!(

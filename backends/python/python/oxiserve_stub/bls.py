@@ -63,6 +63,8 @@ def _send_bls(ctx, c, request, decoupled, make_waiter):
     out.append(P.U16.pack(len(request._outputs)))
     for o in request._outputs:
         P.p_str(out, o)
+    trace = request._trace
+    out.append(P.U64.pack(trace._rid if trace is not None else 0))
     bls_id = c.next_id()
     c.call(P.BLS, bls_id, out, make_waiter(c, bls_id))
     return c, bls_id

@@ -1,6 +1,6 @@
 """The transport of one instance process: `Conn` owns the socket writer (one lock, one
-write per frame), the inbox that reads it, pending arena_in releases, the arena_out
-allocator and the reply waiters of round trips.
+write per frame), the inbox that reads it, pending arena_in releases and deferred frames,
+the arena_out allocator and the reply waiters of round trips.
 
 It knows frames and arenas only, never pb_utils' types. The entry point (instance.serve)
 creates the one Conn of its process and passes it to what needs it; there is no global.
@@ -51,6 +51,7 @@ class Conn:
         self.alloc = Allocator(len(out_mm))
         self.wlock = threading.Lock()
         self.pending = collections.deque()
+        self.later = collections.deque()  # frames to write before the next one
         self.waiters = {}
         self.inbox = Inbox(self, sock, die, decode_bls_response)
         self._ids = itertools.count(1)
@@ -69,13 +70,29 @@ class Conn:
                 break
         return P.release_frame(offs) if offs else b""
 
+    def _take_waiting(self):
+        """Pending releases and deferred frames, as bytes to write first."""
+        data = self._take_releases() if self.pending else b""
+        later = self.later
+        while later:
+            try:
+                data += later.popleft()
+            except IndexError:
+                break
+        return data
+
     def send(self, data):
         with self.wlock:
-            if self.pending:
-                data = self._take_releases() + data
+            if self.pending or self.later:
+                data = self._take_waiting() + data
             self._write(data)
         if len(self.pending) >= RELEASE_BATCH:
             self.flush_releases()
+
+    def send_later(self, data):
+        """Writes a frame before the next one, or when the idle main thread flushes
+        (for finalizers: any thread, possibly while this thread holds wlock)."""
+        self.later.append(data)
 
     def _write(self, data):
         """Writes all of data (wlock held). While the socket is full, reads what the
@@ -93,10 +110,11 @@ class Conn:
             die(0)  # the server closed our socket: nothing left to do
 
     def flush_releases(self):
-        if not self.pending:
+        """Writes pending releases and deferred frames now."""
+        if not self.pending and not self.later:
             return
         with self.wlock:
-            data = self._take_releases()
+            data = self._take_waiting()
             if data:
                 self._write(data)
 

@@ -3,13 +3,15 @@ them and the transport.
 
 It holds the instance's state (names, decoupled, whether BLS is allowed) and the few
 operations those objects ask of the instance (`bls_exec`, `bls_async_exec`,
-`send_response`, `is_cancelled`, `log`), each bound once to the instance's Conn. The entry
-point (instance.serve) builds it on the Conn it created and hands it out explicitly.
+`send_response`, `is_cancelled`, `log`, the custom metric calls), each bound once to the
+instance's Conn. The entry point (instance.serve) builds it on the Conn it created and
+hands it out explicitly.
 """
 
 import functools
 import queue
 
+from . import metric_calls
 from . import protocol as P
 from .bls import bls_async_exec, bls_exec
 from .response_frames import send_response
@@ -27,6 +29,14 @@ class Context:
         self.send_response = functools.partial(send_response, conn)
         self.bls_exec = functools.partial(bls_exec, self, conn)
         self.bls_async_exec = functools.partial(bls_async_exec, self, conn)
+        self.metric_family_new = functools.partial(metric_calls.family_new, conn)
+        self.metric_new = functools.partial(metric_calls.metric_new, conn)
+        self.metric_increment = functools.partial(metric_calls.update, conn,
+                                                  metric_calls.INCREMENT)
+        self.metric_set = functools.partial(metric_calls.update, conn, metric_calls.SET)
+        self.metric_observe = functools.partial(metric_calls.update, conn, metric_calls.OBSERVE)
+        self.metric_value = functools.partial(metric_calls.value, conn)
+        self.metric_delete = functools.partial(metric_calls.delete_later, conn)
 
     def is_cancelled(self, rid):
         """An IsCancelled round trip for request rid."""

@@ -232,6 +232,14 @@ class Inbox:
                 w = waiters.pop(tag, None)
                 if w is not None:
                     w(value)
+            elif kind == P.METRIC_REPLY:
+                r = P.Reader(buf, bs, end)
+                code, message = r.error()
+                value = r.f64()
+                r.done()
+                w = waiters.pop(tag, None)
+                if w is not None:
+                    w((message if code is not None else None, value))
             elif kind == P.RELEASE_IN:
                 r = P.Reader(buf, bs, end)
                 n = r.u32()

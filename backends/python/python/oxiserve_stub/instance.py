@@ -23,6 +23,7 @@ from .execute_frame import decode_execute
 from .errors import TritonError, TritonModelException, format_exception
 from .log import Logger
 from .messages import RELEASE_RESCHEDULE, InferenceRequest, InferenceResponse
+from .metrics import MetricFamily
 from .modelfile import load_model_module
 from .response_frames import FINAL, encode_responses, send_final_error, send_response
 
@@ -340,4 +341,5 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
     # instance through this one Context.
     InferenceRequest._ctx = ctx
     Logger._ctx = ctx
+    MetricFamily._ctx = ctx
     Instance(conn, ctx).run()

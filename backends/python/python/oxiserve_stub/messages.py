@@ -40,6 +40,13 @@ class PreferredMemory:
 
 
 class InferenceTrace:
+    """A request's trace: a BLS call given it (trace=request.trace()) joins it."""
+
+    __slots__ = ("_rid",)
+
+    def __init__(self, rid=0):
+        self._rid = rid  # the server's id of the request; 0: no request
+
     def get_context(self):
         return None
 
@@ -196,7 +203,9 @@ class InferenceRequest:
         return self._model_name
 
     def trace(self):
-        return self._trace if self._trace is not None else InferenceTrace()
+        if self._trace is not None:
+            return self._trace
+        return InferenceTrace(self._rid or 0)
 
     def set_release_flags(self, flags):
         """TRITONSERVER_REQUEST_RELEASE_ALL (1, the default) or _RESCHEDULE (2: a model

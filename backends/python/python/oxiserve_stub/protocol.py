@@ -14,6 +14,7 @@ BLS_RESPONSE = 4
 REPLY = 5
 RELEASE_IN = 6
 AUTO_COMPLETE = 7
+METRIC_REPLY = 8
 # stub -> server
 INIT_DONE = 32
 EXECUTE_DONE = 33
@@ -26,10 +27,16 @@ RELEASE_OUT = 39
 FINALIZE_DONE = 40
 AUTO_COMPLETE_DONE = 41
 RESCHEDULE = 42
+METRIC_FAMILY_NEW = 43
+METRIC_NEW = 44
+METRIC_UPDATE = 45
+METRIC_VALUE = 46
+METRIC_DELETE = 47
 
 NO_ERROR = 0xFFFFFFFF
 NO_BLOCK = 0xFFFFFFFFFFFFFFFF
 FLAG_FINAL = 1
+FLAG_FAILED = 2  # Send: the request's execution failed (not an answer of the model's)
 MALFORMED_EXIT = 70
 
 LEN = struct.Struct("<I")
@@ -40,6 +47,7 @@ U16 = struct.Struct("<H")
 U32 = struct.Struct("<I")
 U64 = struct.Struct("<Q")
 I64 = struct.Struct("<q")
+F64 = struct.Struct("<d")
 BB = struct.Struct("<BB")
 QQ = struct.Struct("<QQ")
 REQ_HEAD = struct.Struct("<QIBQ")  # rid, flags, corr_kind, corr_u64
@@ -134,6 +142,9 @@ class Reader:
 
     def i64(self):
         return self._take(I64)[0]
+
+    def f64(self):
+        return self._take(F64)[0]
 
     def blob(self):
         n = self._take(U32)[0]
@@ -304,6 +315,15 @@ def enc_auto_complete(model_file, config_json):
     return frame(AUTO_COMPLETE, 0, out)
 
 
+def enc_metric_reply(call_id, value=0.0, error=None):
+    """error: None or (code, message)."""
+    out = []
+    code, msg = error if error is not None else (NO_ERROR, "")
+    p_error(out, code, msg)
+    out.append(F64.pack(value))
+    return frame(METRIC_REPLY, call_id, out)
+
+
 def decode_stub_frame(kind, tag, body):
     """Decode a stub -> server frame body into a dict (for tests and tools)."""
     r = Reader(body)
@@ -334,6 +354,7 @@ def decode_stub_frame(kind, tag, body):
         d["timeout_us"] = r.u64()
         d["inputs"] = [r.tensor() for _ in range(r.u16())]
         d["outputs"] = [r.str() for _ in range(r.u16())]
+        d["parent_rid"] = r.u64()
     elif kind == BLS_CANCEL:
         pass
     elif kind == IS_CANCELLED:
@@ -352,6 +373,21 @@ def decode_stub_frame(kind, tag, body):
     elif kind == AUTO_COMPLETE_DONE:
         d["error"] = r.error()
         d["config"] = r.str()
+    elif kind == METRIC_FAMILY_NEW:
+        d["name"] = r.str()
+        d["description"] = r.str()
+        d["metric_kind"] = r.u8()
+    elif kind == METRIC_NEW:
+        d["family"] = r.str()
+        d["labels"] = r.str()
+        d["buckets"] = [r.f64() for _ in range(r.u32())] if r.bool() else None
+    elif kind == METRIC_UPDATE:
+        d["op"] = r.u8()
+        d["value"] = r.f64()
+    elif kind == METRIC_VALUE:
+        d["metric"] = r.u64()
+    elif kind == METRIC_DELETE:
+        pass
     else:
         raise ProtocolError("unknown stub frame kind %d" % kind)
     r.done()

@@ -69,7 +69,8 @@ def send_response(conn, rid, requested, response, flags):
 
 
 def send_final_error(conn, rid, message):
-    """A Send frame closing request rid with an INTERNAL error response."""
-    out = [P.U32.pack(FINAL), b"\x01"]
+    """A Send frame closing request rid with an INTERNAL error response, for an execution
+    that failed (the request counts as failed)."""
+    out = [P.U32.pack(FINAL | P.FLAG_FAILED), b"\x01"]
     error_response_parts(out, TritonError.INTERNAL, message)
     conn.send(P.frame(P.SEND, rid, out))

@@ -292,7 +292,7 @@ def test_batch_error_decoupled_returns_list(stub, tmp_path):
     msg = ("Failed to process the request(s) for model 'm_0_0', message: Python model 'm_0_0' is "
            "using the decoupled mode and the execute function must return None.")
     s2 = stub.expect(P.SEND)  # the still open request gets the error and FINAL
-    assert s2["tag"] == 2 and s2["flags"] == 1
+    assert s2["tag"] == 2 and s2["flags"] == P.FLAG_FINAL | P.FLAG_FAILED
     assert (s2["response"].err_code, s2["response"].err_msg) == (1, msg)
     d = stub.expect(P.EXECUTE_DONE)
     assert d["error"] == (1, msg)
@@ -330,7 +330,7 @@ def test_returning_none_after_sends(stub, tmp_path):
     s1 = stub.expect(P.SEND)
     assert (s1["tag"], s1["flags"]) == (1, 1) and s1["response"].err_code is None
     s3 = stub.expect(P.SEND)  # rid 3: its sender was never taken
-    assert (s3["tag"], s3["flags"]) == (3, 1)
+    assert (s3["tag"], s3["flags"]) == (3, P.FLAG_FINAL | P.FLAG_FAILED)
     assert (s3["response"].err_code, s3["response"].err_msg) == (
         1, "Failed to process the request(s) for model 'm_0_0', message: Expected a list in "
            "the execute return, found type '<class 'NoneType'>'.")

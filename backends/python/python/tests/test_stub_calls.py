@@ -105,6 +105,7 @@ def test_bls_round_trip(stub, tmp_path):
     assert b["decoupled"] is False and b["outputs"] == ["OUTPUT0"]
     assert (b["corr_kind"], b["corr_str"], b["timeout_us"]) == (2, "c1", 5)
     assert json.loads(b["parameters"]) == {"p": True}
+    assert b["parent_rid"] == 0  # no trace=request.trace()
     ins = {t.name: stub.tensor(t) for t in b["inputs"]}
     stub.release_block(b["block"])
     np.testing.assert_array_equal(ins["INPUT0"], x)
@@ -123,6 +124,33 @@ def test_bls_round_trip(stub, tmp_path):
     d = stub.expect(P.EXECUTE_DONE)
     r = d["responses"][0]
     assert (r.err_code, r.err_msg) == (2, "model 'add_sub' not found")
+
+
+BLS_TRACED = """
+import triton_python_backend_utils as pb_utils
+
+class TritonPythonModel:
+    def execute(self, requests):
+        out = []
+        for r in requests:
+            call = pb_utils.InferenceRequest(model_name="m", requested_output_names=[],
+                                             inputs=[r.inputs()[0]], trace=r.trace())
+            call.exec()
+            out.append(pb_utils.InferenceResponse([]))
+        return out
+"""
+
+
+def test_bls_with_the_request_trace_names_the_request(stub, tmp_path):
+    """trace=request.trace(): the BLS frame names the request whose trace it joins."""
+    assert stub.init(write_model(tmp_path, BLS_TRACED)) == (None, "")
+    x = np.array([1.0], dtype=np.float32)
+    stub.execute([{"rid": 7, "inputs": [("X", x)]}], wait=False)
+    b = stub.expect(P.BLS)
+    assert b["parent_rid"] == 7
+    stub.release_block(b["block"])
+    stub.send(P.enc_bls_response(b["tag"], True))
+    stub.expect(P.EXECUTE_DONE)
 
 
 BLS_DECOUPLED = """

@@ -188,7 +188,8 @@ def test_decoupled_exception_fails_open_requests(stub, tmp_path):
     assert stub.init(f, decoupled=True) == (None, "")
     stub.execute([{"rid": 1}, {"rid": 2}, {"rid": 3}], wait=False)
     sends = [stub.expect(P.SEND) for _ in range(4)]
-    assert [(s["tag"], s["flags"]) for s in sends] == [(1, 1), (2, 0), (2, 1), (3, 1)]
+    failed = P.FLAG_FINAL | P.FLAG_FAILED  # the stub's answers for the failed execution
+    assert [(s["tag"], s["flags"]) for s in sends] == [(1, 1), (2, 0), (2, failed), (3, failed)]
     for s in sends[2:]:
         assert s["response"].err_code == 1
         assert s["response"].err_msg.startswith(

@@ -164,7 +164,7 @@ def test_classes():
     assert str(ex.value) == "BLS is only supported during the 'execute' function."
     with pytest.raises(pb_utils.TritonModelException) as ex:
         pb_utils.MetricFamily("n", "d", pb_utils.MetricFamily.COUNTER)
-    assert "not supported by oxiserve yet" in str(ex.value)
+    assert "custom metrics need a model instance" in str(ex.value)
     r.set_release_flags(pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE)
     assert r._release_flags == 2
     with pytest.raises(TypeError):

@@ -3,8 +3,9 @@
 use oxiserve_types::{Error, Result};
 
 use super::{
-    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, NO_ERROR, Payload, SEND_FINAL,
-    TensorDesc, WireRequest, WireResponse, dtype_from_code, error_kind, protocol_error,
+    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, MetricCall, MetricOp, NO_ERROR,
+    Payload, SEND_FAILED, SEND_FINAL, TensorDesc, WireRequest, WireResponse, dtype_from_code,
+    error_kind, metric::kind_from_code, protocol_error,
 };
 use crate::arena::ALIGN;
 
@@ -44,6 +45,7 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             FromStub::Send {
                 rid: tag,
                 is_final: flags & SEND_FINAL != 0,
+                failed: flags & SEND_FAILED != 0,
                 response,
             }
         }
@@ -54,6 +56,7 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             model_version: r.i64()?,
             block: r.u64()?,
             request: r.request()?,
+            parent_rid: r.u64()?,
         },
         FromStubKind::BlsCancel => FromStub::BlsCancel { bls_id: tag },
         FromStubKind::IsCancelled => FromStub::IsCancelled {
@@ -80,6 +83,38 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             error: r.error()?,
             config_json: r.str()?,
         },
+        FromStubKind::MetricFamilyNew => FromStub::Metric(MetricCall::FamilyNew {
+            call_id: tag,
+            name: r.str()?,
+            description: r.str()?,
+            kind: kind_from_code(r.u8()?)?,
+        }),
+        FromStubKind::MetricNew => {
+            let family = r.str()?;
+            let labels_json = r.str()?;
+            let buckets = if r.bool()? {
+                let n = r.u32()? as usize;
+                Some(r.list(n, Reader::f64)?)
+            } else {
+                None
+            };
+            FromStub::Metric(MetricCall::New {
+                metric_id: tag,
+                family,
+                labels_json,
+                buckets,
+            })
+        }
+        FromStubKind::MetricUpdate => FromStub::Metric(MetricCall::Update {
+            metric_id: tag,
+            op: MetricOp::from_code(r.u8()?)?,
+            value: r.f64()?,
+        }),
+        FromStubKind::MetricValue => FromStub::Metric(MetricCall::Value {
+            call_id: tag,
+            metric_id: r.u64()?,
+        }),
+        FromStubKind::MetricDelete => FromStub::Metric(MetricCall::Delete { metric_id: tag }),
     })
 }
 
@@ -139,6 +174,9 @@ impl<'a> Reader<'a> {
     }
     fn i64(&mut self) -> Result<i64> {
         self.array().map(i64::from_le_bytes)
+    }
+    pub(super) fn f64(&mut self) -> Result<f64> {
+        self.array().map(f64::from_le_bytes)
     }
 
     pub(super) fn bool(&mut self) -> Result<bool> {
@@ -222,7 +260,7 @@ impl<'a> Reader<'a> {
         self.list(n, Self::tensor)
     }
 
-    fn error(&mut self) -> Result<Option<Error>> {
+    pub(super) fn error(&mut self) -> Result<Option<Error>> {
         let code = self.u32()?;
         let message = self.str()?;
         Ok((code != NO_ERROR).then(|| Error::new(error_kind(code), message)))

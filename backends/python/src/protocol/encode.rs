@@ -26,6 +26,7 @@ impl ToStub {
             ToStub::Reply { call_id, .. } => (ToStubKind::Reply, *call_id),
             ToStub::Release { .. } => (ToStubKind::Release, 0),
             ToStub::AutoComplete { .. } => (ToStubKind::AutoComplete, 0),
+            ToStub::MetricReply { call_id, .. } => (ToStubKind::MetricReply, *call_id),
         };
         let mut w = Writer::frame(out, kind as u32, tag);
         match self {
@@ -73,6 +74,10 @@ impl ToStub {
             } => {
                 w.str(model_file);
                 w.str(config_json);
+            }
+            ToStub::MetricReply { result, .. } => {
+                w.error(&result.as_ref().err().cloned());
+                w.f64(*result.as_ref().unwrap_or(&0.0));
             }
         }
         w.finish()
@@ -135,6 +140,9 @@ impl<'a> Writer<'a> {
         self.out.extend_from_slice(&v.to_le_bytes());
     }
     pub(super) fn i64(&mut self, v: i64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(super) fn f64(&mut self, v: f64) {
         self.out.extend_from_slice(&v.to_le_bytes());
     }
 

@@ -10,12 +10,15 @@
 
 pub mod decode;
 mod encode;
+mod metric;
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
 
 use oxiserve_types::{DataType, Error, ErrorKind, Result};
+
+pub use metric::{MetricCall, MetricOp};
 
 /// Bytes of `kind` + `tag`, the part of every frame counted by `len` before the body.
 pub const HEADER_LEN: usize = 12;
@@ -30,6 +33,9 @@ pub const NO_BLOCK: u64 = u64::MAX;
 const NO_ERROR: u32 = u32::MAX;
 /// `Send.flags` bit: the last frame for this rid.
 const SEND_FINAL: u32 = 1;
+/// `Send.flags` bit: the request's execution failed (its statistics count a
+/// failure); unset, an error response is the model's own answer.
+const SEND_FAILED: u32 = 2;
 
 /// Frame kinds the server sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +48,7 @@ pub enum ToStubKind {
     Reply = 5,
     Release = 6,
     AutoComplete = 7,
+    MetricReply = 8,
 }
 
 impl ToStubKind {
@@ -56,6 +63,7 @@ impl ToStubKind {
             Reply,
             Release,
             AutoComplete,
+            MetricReply,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -77,6 +85,11 @@ pub enum FromStubKind {
     FinalizeDone = 40,
     AutoCompleteDone = 41,
     Reschedule = 42,
+    MetricFamilyNew = 43,
+    MetricNew = 44,
+    MetricUpdate = 45,
+    MetricValue = 46,
+    MetricDelete = 47,
 }
 
 impl FromStubKind {
@@ -95,6 +108,11 @@ impl FromStubKind {
             FinalizeDone,
             AutoCompleteDone,
             Reschedule,
+            MetricFamilyNew,
+            MetricNew,
+            MetricUpdate,
+            MetricValue,
+            MetricDelete,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -222,7 +240,7 @@ pub struct Payload {
 }
 
 /// A message from the server to the stub.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ToStub {
     /// `args` are the `initialize` arguments (`model_config`, `model_name`, ...).
     Init {
@@ -258,6 +276,12 @@ pub enum ToStub {
         model_file: String,
         config_json: String,
     },
+    /// The answer to metric call `call_id`: an error, or the metric's value
+    /// (0 for creations).
+    MetricReply {
+        call_id: u64,
+        result: Result<f64>,
+    },
 }
 
 /// The level of a `Log` frame.
@@ -292,7 +316,7 @@ impl LogLevel {
 }
 
 /// A message from the stub to the server. Tags the protocol fixes at 0 are not checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum FromStub {
     InitDone {
         error: Option<Error>,
@@ -305,10 +329,12 @@ pub enum FromStub {
         block: u64,
         responses: Vec<WireResponse>,
     },
-    /// A response sender's `send`; `is_final` closes `rid` (other flag bits are ignored).
+    /// A response sender's `send`; `is_final` closes `rid`. `failed`: the
+    /// stub answers for an execution that failed (not the model).
     Send {
         rid: u64,
         is_final: bool,
+        failed: bool,
         response: Option<Payload>,
     },
     /// A BLS call; its input tensors are in the arena_out `block`.
@@ -320,6 +346,9 @@ pub enum FromStub {
         model_version: i64,
         block: u64,
         request: WireRequest,
+        /// The rid of the request whose trace the call joins (the model
+        /// passed `trace=request.trace()`); 0 for none.
+        parent_rid: u64,
     },
     BlsCancel {
         bls_id: u64,
@@ -350,6 +379,8 @@ pub enum FromStub {
     Reschedule {
         rids: Vec<u64>,
     },
+    /// A custom metric call.
+    Metric(MetricCall),
 }
 
 /// The frame length from the 4-byte prefix: the number of bytes to read next

@@ -42,6 +42,7 @@ pub fn collecting_request_with(
         request,
         requested_outputs: outputs.iter().map(|s| s.to_string()).collect(),
         sink,
+        trace: None,
     };
     (request, collected)
 }

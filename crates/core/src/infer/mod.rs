@@ -4,8 +4,10 @@
 mod output_shaping;
 mod reshape;
 mod stream;
+mod trace;
 pub(crate) mod validate;
 
 pub(crate) use output_shaping::{OutputInfo, OutputShaping};
 pub(crate) use stream::{EventOut, StreamTarget, response_channel};
 pub use stream::{ResponseStream, StreamEvent};
+pub(crate) use trace::RequestTrace;

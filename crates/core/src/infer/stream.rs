@@ -7,10 +7,11 @@ use parking_lot::Mutex;
 
 pub use oxiserve_backend::StreamEvent;
 use oxiserve_backend::{CancelFlag, EventCallback, ResponseEvent, ResponseTarget};
+use oxiserve_trace::TensorActivity;
 use oxiserve_types::Result;
 use tokio::sync::Notify;
 
-use super::OutputShaping;
+use super::{OutputShaping, RequestTrace};
 use crate::stats::{FailureReason, RequestRecord};
 
 /// The responses to one request, as they come. Dropping the stream before
@@ -126,22 +127,33 @@ pub(crate) struct StreamTarget {
     pub shaping: OutputShaping,
     /// Why the request failed, once one of its responses was an error.
     pub failure: Option<FailureReason>,
+    /// The request's trace, until its final response.
+    pub trace: Option<Arc<RequestTrace>>,
 }
 
 impl ResponseTarget for StreamTarget {
     fn deliver(&mut self, event: ResponseEvent) {
+        if let (Some(trace), Some(Ok(response))) = (&self.trace, &event.response) {
+            trace.report_tensors(TensorActivity::BackendOutput, &response.outputs);
+        }
         let response = event.response.map(|r| match r {
             Ok(r) => self.shaping.apply(r).inspect_err(|_| {
                 self.failure.get_or_insert(FailureReason::Other);
             }),
             Err(e) => {
-                self.failure
-                    .get_or_insert(FailureReason::of_backend_error(&e));
+                if event.fails_request {
+                    self.failure
+                        .get_or_insert(FailureReason::of_backend_error(&e));
+                }
                 Err(e)
             }
         });
+        if response.is_some() {
+            self.record.responded();
+        }
         if event.is_final {
             self.record.finished(self.failure);
+            self.trace = None;
             // Before the client hears of the end: a region it unregisters
             // once it has the final response is free by then.
             self.shaping.release_regions();

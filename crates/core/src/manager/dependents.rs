@@ -1,73 +1,86 @@
-//! Ensembles follow their members, as in Triton: unloading a model takes the
-//! loaded ensembles that have it as a step out of service with it, and
-//! loading it again brings them back.
+//! Ensembles follow their members, as in Triton's dependency graph: when the
+//! models of a name change (one is loaded, unloaded, appears or goes), each
+//! loaded ensemble with a step of that name is taken out of service if a
+//! step no longer finds a ready model, and loaded again, bound anew, if a
+//! step now finds another model (with `--model-namespacing`, a copy in the
+//! ensemble's own namespace appearing or going); an ensemble taken out comes
+//! back once every step finds a ready model again.
+
+use std::sync::Arc;
+
+use oxiserve_proto::ModelConfig;
 
 use super::{ModelManager, install::Origin, members, table::UNLOADED};
-use crate::repository::scan;
+use crate::repository::{ModelId, scan};
 
 impl ModelManager {
-    /// Takes out of service the loaded ensembles with a step on `member`
-    /// (and the ensembles using those), to come back with it.
-    pub(super) fn take_out_users(&self, member: &str) {
-        let users: Vec<String> = self.inner.models.read(|models| {
+    /// Brings the ensembles with a step named `name` in line with the models
+    /// of that name (and, in turn, the ensembles using those).
+    pub(super) fn follow_members(&self, name: &str) {
+        let users: Vec<(ModelId, Arc<ModelConfig>, bool)> = self.inner.models.read(|models| {
             models
                 .iter()
-                .filter(|(_, entry)| entry.loaded().next().is_some())
-                .filter(|(_, entry)| {
-                    entry
-                        .config
-                        .as_deref()
-                        .is_some_and(|c| members::config_members(c).contains(&member))
-                })
-                .map(|(name, _)| name.clone())
-                .collect()
-        });
-        for user in users {
-            log::info!("unloading '{user}': its step '{member}' was unloaded");
-            self.take_out(&user, UNLOADED);
-            self.inner
-                .models
-                .update(&user, |entry| entry.awaits_members = true);
-            self.take_out_users(&user);
-        }
-    }
-
-    /// Loads again the ensembles that [`ModelManager::take_out_users`] took
-    /// out with `member`, once every member of theirs is ready.
-    pub(super) fn bring_back_users(&self, member: &str) {
-        let waiting: Vec<(String, Vec<String>)> = self.inner.models.read(|models| {
-            models
-                .iter()
-                .filter(|(_, entry)| entry.awaits_members && entry.loaded().next().is_none())
-                .filter_map(|(name, entry)| {
-                    let steps = members::config_members(entry.config.as_deref()?);
-                    steps
-                        .contains(&member)
-                        .then(|| (name.clone(), steps.into_iter().map(String::from).collect()))
+                .filter_map(|(id, entry)| {
+                    let loaded = entry.loaded().next().is_some();
+                    let config = entry.config.clone()?;
+                    let uses = members::config_members(&config).contains(&name);
+                    (uses && !entry.removed && (loaded || entry.awaits_members))
+                        .then(|| (id.clone(), config, loaded))
                 })
                 .collect()
         });
         // (Outside the table's lock: a lookup takes it again.)
-        for (user, steps) in waiting {
-            if !steps.iter().all(|step| self.model_ready(step, None)) {
-                continue;
-            }
-            let found = scan(
-                &self.config().repositories,
-                &self.scan_options(Some(vec![user.clone()])),
-            );
-            let Some(model) = found
-                .models
-                .into_iter()
-                .find(|m| m.name == user && m.path.is_some())
-            else {
-                continue;
-            };
-            log::info!("loading '{user}' again: its step '{member}' is back");
-            let entry = self.install(model, Origin::default());
-            if entry.loaded().next().is_some() {
-                self.bring_back_users(&user);
+        for (user, config, loaded) in users {
+            let found = self.step_models(&user, &config);
+            let ready = members::steps(&config)
+                .iter()
+                .zip(&found)
+                .all(|(step, model)| {
+                    model
+                        .as_ref()
+                        .is_some_and(|m| self.model_by_id(m, members::step_version(step)).is_ok())
+                });
+            let bound = members::bound_members(&config);
+            let rebound = found.iter().zip(&bound).any(|(f, b)| f.as_ref() != Some(b));
+            match (loaded, ready) {
+                (true, false) => {
+                    log::info!("unloading '{user}': its step '{name}' is not available");
+                    self.take_out(&user, UNLOADED);
+                    self.inner
+                        .models
+                        .update(&user, |entry| entry.awaits_members = true);
+                    self.follow_members(&user.name);
+                }
+                (true, true) if rebound => {
+                    log::info!("loading '{user}' again: its step '{name}' now finds another model");
+                    self.reload(&user);
+                }
+                (false, true) => {
+                    log::info!("loading '{user}' again: its step '{name}' is back");
+                    if self.reload(&user) {
+                        self.follow_members(&user.name);
+                    }
+                }
+                _ => {}
             }
         }
+    }
+
+    /// Loads ensemble `id` again from its repository; returns whether a
+    /// version of it is loaded.
+    fn reload(&self, id: &ModelId) -> bool {
+        let found = scan(
+            &self.config().repositories,
+            &self.scan_options(Some(vec![id.name.clone()])),
+        );
+        let Some(model) = found
+            .models
+            .into_iter()
+            .find(|m| m.id == *id && m.path.is_some())
+        else {
+            return false;
+        };
+        let entry = self.install(model, Origin::default());
+        entry.loaded().next().is_some()
     }
 }

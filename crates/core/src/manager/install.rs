@@ -23,8 +23,10 @@ use super::{
 use crate::{
     model::{LoadSettings, LoadedModel, ModelState, VersionStatus},
     repository::{
-        Fingerprint, FolderPoll, ModelSpec, NOT_UNIQUE_REASON, OverrideFolder, ScannedModel,
+        Fingerprint, FolderPoll, ModelId, ModelSpec, NOT_UNIQUE_REASON, OverrideFolder,
+        ScannedModel,
     },
+    stats::StatsSettings,
 };
 
 /// How long a replaced version waits for the requests that found it just
@@ -32,7 +34,7 @@ use crate::{
 const RETIRE_WAIT: Duration = Duration::from_secs(10);
 
 /// Where a load comes from, kept with the model.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Origin {
     /// Loaded on request or at start-up, not only as an ensemble's member.
     pub explicit: bool,
@@ -61,7 +63,7 @@ impl ModelManager {
         }
         let failure = poll_failure(&model);
         if model.poll == FolderPoll::NotUnique {
-            self.take_out_not_unique(&model.name);
+            self.take_out_not_unique(&model.id);
         }
         ModelEntry {
             failure: Some(failure),
@@ -73,16 +75,17 @@ impl ModelManager {
     /// version of a new load fails, the versions that loaded are unloaded:
     /// the model is unavailable as a whole, as in Triton.
     fn install_read(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
-        let lock = self.model_lock(&model.name);
+        let id = model.id;
+        let lock = self.model_lock(&id);
         let _serial = lock.lock();
-        let mut previous = self.inner.models.get(&model.name);
+        let mut previous = self.inner.models.get(&id);
         if let (Ok(spec), Some(old)) = (&model.outcome, &previous) {
             match self.update_instances(old, spec, &origin) {
                 Some(Ok(entry)) => {
                     let _guard = self.inner.lifecycle.lock();
                     // The versions replaced share their instances with the
                     // new ones: nothing to retire.
-                    self.inner.models.replace(&model.name, entry.clone());
+                    self.inner.models.replace(&id, entry.clone());
                     return entry;
                 }
                 Some(Err(reason)) => {
@@ -101,7 +104,7 @@ impl ModelManager {
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join("; ");
-                log::error!("failed to load '{}': {reason}", model.name);
+                log::error!("failed to load '{id}': {reason}");
                 ModelEntry {
                     failure: Some(reason),
                     ..Default::default()
@@ -109,7 +112,7 @@ impl ModelManager {
             }
             Ok(spec) => {
                 let _slot = self.inner.load_slots.acquire();
-                self.load_versions(spec)
+                self.load_versions(&id, spec)
             }
         };
         entry.explicit = origin.explicit || previous.as_ref().is_some_and(|p| p.explicit);
@@ -121,7 +124,7 @@ impl ModelManager {
                 .is_some_and(|p| p.loaded().next().is_some());
         let released = match failed && !keep_previous && entry.failure.is_none() {
             true => {
-                log::info!("failed to load '{}'", model.name);
+                log::info!("failed to load '{id}'");
                 entry.release_loaded()
             }
             false => Vec::new(),
@@ -133,21 +136,14 @@ impl ModelManager {
         let retired = {
             let _guard = self.inner.lifecycle.lock();
             if let Some(previous) = previous.take().filter(|_| keep_previous) {
-                log::error!(
-                    "reload of '{}' failed; the loaded versions keep serving",
-                    model.name
-                );
-                self.inner.models.replace(&model.name, previous);
+                log::error!("reload of '{id}' failed; the loaded versions keep serving");
+                self.inner.models.replace(&id, previous);
                 Retired {
                     models: entry.take_models(),
                     _folder: entry.folder.take(),
                 }
             } else {
-                let mut old = self
-                    .inner
-                    .models
-                    .replace(&model.name, stored)
-                    .unwrap_or_default();
+                let mut old = self.inner.models.replace(&id, stored).unwrap_or_default();
                 let mut models = old.take_models();
                 models.extend(released);
                 Retired {
@@ -156,13 +152,15 @@ impl ModelManager {
                 }
             }
         };
-        retire(&model.name, retired);
+        retire(&id, retired);
         entry
     }
 
     /// Installs `models` (in load order) with up to `model_load_threads`
-    /// loads at a time; an ensemble waits for the members listed with it.
-    /// Returns the names of the models that failed, sorted.
+    /// loads at a time; an ensemble waits for the members listed with it
+    /// (every model of a step's name). `explicit` says, by name, which are
+    /// loaded explicitly. Returns the models that failed, as Triton names
+    /// them, sorted.
     pub(super) fn install_in_parallel(
         &self,
         models: Vec<ScannedModel>,
@@ -172,11 +170,11 @@ impl ModelManager {
         let failed = Mutex::new(Vec::new());
         let mut pending = models;
         while !pending.is_empty() {
-            let names: Vec<String> = pending.iter().map(|m| m.name.clone()).collect();
+            let names: Vec<String> = pending.iter().map(|m| m.id.name.clone()).collect();
             let (mut wave, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|m| {
                 members::members(m)
                     .iter()
-                    .all(|member| *member == m.name || !names.iter().any(|n| n == member))
+                    .all(|member| *member == m.id.name || !names.iter().any(|n| n == member))
             });
             pending = rest;
             if wave.is_empty() {
@@ -192,12 +190,12 @@ impl ModelManager {
                             let next = queue.lock().pop_front();
                             let Some(model) = next else { break };
                             let origin = Origin {
-                                explicit: explicit(&model.name),
+                                explicit: explicit(&model.id.name),
                                 ..Default::default()
                             };
-                            let name = model.name.clone();
+                            let id = model.id.clone();
                             if self.install(model, origin).failed() {
-                                failed.lock().push(name);
+                                failed.lock().push(id.to_string());
                             }
                         }
                     });
@@ -209,53 +207,76 @@ impl ModelManager {
         failed
     }
 
-    /// Takes `name` out of service: its versions become unavailable with
+    /// Takes `id` out of service: its versions become unavailable with
     /// `reason`, finish their requests and shut down. Returns the model's
     /// last configuration, or `None` if it was not known.
     pub(super) fn take_out(
         &self,
-        name: &str,
+        id: &ModelId,
         reason: &str,
     ) -> Option<Arc<oxiserve_proto::ModelConfig>> {
-        let lock = self.model_lock(name);
+        let lock = self.model_lock(id);
         let _serial = lock.lock();
         let mut old = {
             let _guard = self.inner.lifecycle.lock();
-            self.inner.models.mark_unavailable(name, reason)?
+            self.inner.models.mark_unavailable(id, reason)?
         };
         let retired = Retired {
             models: old.take_models(),
             _folder: old.folder.take(),
         };
-        retire(name, retired);
+        retire(id, retired);
         old.config
+    }
+
+    /// Takes `id` out of service as unloaded and out of the global map: it
+    /// was unloaded on request or its folder is gone. Returns its last
+    /// configuration, or `None` if it was not known.
+    pub(super) fn remove(&self, id: &ModelId) -> Option<Arc<oxiserve_proto::ModelConfig>> {
+        let config = self.take_out(id, UNLOADED);
+        self.inner.models.update(id, |entry| entry.removed = true);
+        config
     }
 
     /// Takes a model found in two repositories out of service, with the
     /// ensembles that use it; its index row gives the reason.
-    fn take_out_not_unique(&self, name: &str) {
-        if self.take_out(name, NOT_UNIQUE_REASON).is_some() {
-            self.inner.models.update(name, |entry| {
+    fn take_out_not_unique(&self, id: &ModelId) {
+        if self.take_out(id, NOT_UNIQUE_REASON).is_some() {
+            self.inner.models.update(id, |entry| {
                 entry.versions.clear();
                 entry.failure = Some(NOT_UNIQUE_REASON.to_string());
             });
-            self.take_out_users(name);
+            self.follow_members(&id.name);
         }
     }
 
     /// The lock that serializes the loads and unloads of one model.
-    fn model_lock(&self, name: &str) -> Arc<Mutex<()>> {
+    fn model_lock(&self, id: &ModelId) -> Arc<Mutex<()>> {
         let mut locks = self.inner.model_locks.lock();
-        locks.entry(name.to_string()).or_default().clone()
+        locks.entry(id.clone()).or_default().clone()
     }
 
-    fn load_versions(&self, spec: ModelSpec) -> ModelEntry {
-        let config = Arc::new(spec.config);
+    /// Loads every version of `spec`, model `id`; an ensemble's steps are
+    /// bound first, and an ensemble with a step that finds no model (or
+    /// several) fails as a whole, as in Triton.
+    fn load_versions(&self, id: &ModelId, spec: ModelSpec) -> ModelEntry {
+        let mut config = spec.config;
+        let unbound = self.bind_steps(id, &mut config);
+        let config = Arc::new(config);
         let mut entry = ModelEntry {
             config: Some(config.clone()),
             files: Fingerprint::split(&spec.dir.path),
             ..Default::default()
         };
+        if !unbound.is_empty() {
+            let reason = format!(
+                "ensemble {id} contains models that are not available or ambiguous: {}",
+                unbound.join(", ")
+            );
+            log::error!("failed to load '{id}': {reason}");
+            entry.failure = Some(reason);
+            return entry;
+        }
         for version in spec.versions {
             let context = ModelContext {
                 name: config.name.clone(),
@@ -266,7 +287,7 @@ impl ModelManager {
                 host: ServerHost::new(self),
             };
             self.inner.models.set_status(
-                &config.name,
+                id,
                 VersionStatus {
                     version: version.version,
                     state: ModelState::Loading,
@@ -274,11 +295,10 @@ impl ModelManager {
                 },
             );
             let started = Instant::now();
-            let (state, reason, model) = match self.load_version_retried(context) {
+            let (state, reason, model) = match self.load_version_retried(id, context) {
                 Ok(model) => {
                     log::info!(
-                        "loaded '{}' version {} in {} ms",
-                        config.name,
+                        "loaded '{id}' version {} in {} ms",
                         version.version,
                         started.elapsed().as_millis()
                     );
@@ -286,8 +306,7 @@ impl ModelManager {
                 }
                 Err(e) => {
                     log::error!(
-                        "failed to load '{}' version {}: {}",
-                        config.name,
+                        "failed to load '{id}' version {}: {}",
                         version.version,
                         e.message
                     );
@@ -305,38 +324,38 @@ impl ModelManager {
         }
         if !entry.versions.is_empty() && entry.loaded().count() == entry.versions.len() {
             // Once per model, the line operators grep for, as Triton writes it.
-            log::info!("successfully loaded '{}'", config.name);
+            log::info!("successfully loaded '{id}'");
         }
         entry
     }
 
     /// [`Self::load_version`], tried again up to `--model-load-retry-count`
     /// times while it fails, as Triton does.
-    fn load_version_retried(&self, context: ModelContext) -> Result<LoadedModel> {
+    fn load_version_retried(&self, id: &ModelId, context: ModelContext) -> Result<LoadedModel> {
         let retries = self.config().model_load_retries;
         let mut attempt = 0;
         loop {
-            match self.load_version(context.clone()) {
+            match self.load_version(id, context.clone()) {
                 Err(e) if attempt < retries => {
                     attempt += 1;
                     log::warn!(
-                        "failed to load '{}' version {}: {}; trying again ({attempt} of {retries})",
-                        context.name,
+                        "failed to load '{id}' version {}: {}; trying again ({attempt} of {retries})",
                         context.version,
                         e.message
                     );
                 }
-                result => return result,
+                result => return result.map(|model| model.in_namespace(&id.namespace)),
             }
         }
     }
 
-    fn load_version(&self, context: ModelContext) -> Result<LoadedModel> {
+    fn load_version(&self, id: &ModelId, context: ModelContext) -> Result<LoadedModel> {
         let config = &context.config;
         if config.platform == ENSEMBLE_PLATFORM {
-            self.check_members_ready(config)?;
-            let histograms = self.config().latency_histograms;
-            return LoadedModel::ensemble(context, ServerHost::new(self), histograms);
+            self.check_members_ready(id, config)?;
+            let stats = StatsSettings::of(self.config());
+            let steps = ServerHost::for_steps(self, config);
+            return LoadedModel::ensemble(context, steps, &stats);
         }
         let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
             Error::new(
@@ -349,7 +368,7 @@ impl ModelManager {
             )
         })?;
         let settings = LoadSettings {
-            histograms: self.config().latency_histograms,
+            stats: StatsSettings::of(self.config()),
             queue_limit: self.config().limits.model_queue,
         };
         LoadedModel::load(backend.as_ref(), context, settings)
@@ -361,7 +380,7 @@ pub(super) fn poll_failure(model: &ScannedModel) -> String {
     if model.poll == FolderPoll::NotUnique {
         log::error!(
             "failed to poll model '{}': not unique across all model repositories",
-            model.name
+            model.id
         );
         return NOT_UNIQUE_REASON.to_string();
     }
@@ -373,7 +392,7 @@ pub(super) fn poll_failure(model: &ScannedModel) -> String {
             .join("; "),
         Ok(_) => String::new(),
     };
-    log::error!("Poll failed for model directory '{}': {reason}", model.name);
+    log::error!("Poll failed for model directory '{}': {reason}", model.id);
     reason
 }
 
@@ -403,7 +422,7 @@ fn keep_dropped_versions(entry: &mut ModelEntry, previous: &ModelEntry) {
 /// Lets requests that found the retired versions just before they left the
 /// table reach their queues (their handlers hold a reference until then),
 /// then shuts the versions down, which finishes every queued request.
-fn retire(name: &str, retired: Retired) {
+fn retire(id: &ModelId, retired: Retired) {
     let any = !retired.models.is_empty();
     for model in retired.models {
         let deadline = Instant::now() + RETIRE_WAIT;
@@ -412,13 +431,13 @@ fn retire(name: &str, retired: Retired) {
         }
         if Arc::strong_count(&model) > 1 {
             log::warn!(
-                "'{name}' version {} is still in use after {} s; shutting it down anyway",
+                "'{id}' version {} is still in use after {} s; shutting it down anyway",
                 model.version(),
                 RETIRE_WAIT.as_secs()
             );
         }
         model.shutdown();
-        log::info!("successfully unloaded '{name}' version {}", model.version());
+        log::info!("successfully unloaded '{id}' version {}", model.version());
     }
     if any {
         release_freed_memory();

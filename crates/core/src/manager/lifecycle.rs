@@ -1,26 +1,26 @@
 //! Loading and unloading models: at start-up, and on request in explicit
 //! mode; the repository index.
 
-use std::collections::BTreeMap;
-
 use oxiserve_types::{Error, Result};
 
 use super::{
     ModelManager,
     install::{Origin, poll_failure},
     members,
-    table::{ModelEntry, UNLOADED},
+    table::{Entries, ModelEntry, UNLOADED},
 };
 use crate::{
     config::ModelControlMode,
     model::ModelState,
     repository::{
-        FolderPoll, LoadRequest, ModelOverride, OverrideFolder, ScanOptions, ScannedModel,
+        FolderPoll, LoadRequest, ModelId, ModelOverride, OverrideFolder, ScanOptions, ScannedModel,
         check_model_name, scan,
     },
 };
 
-/// One row of the repository index: a model, or one of its versions.
+/// One row of the repository index: a model, or one of its versions. With
+/// namespacing each copy of a name has its rows (the namespace is not shown,
+/// as in Triton).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexEntry {
     pub name: String,
@@ -70,8 +70,9 @@ impl ModelManager {
     }
 
     /// Loads (or reloads, as Triton does even if nothing changed) `name`
-    /// from the repository (explicit mode only). The old versions serve
-    /// until the new ones are ready.
+    /// from the repository (explicit mode only): with namespacing, every
+    /// model of that name. The old versions serve until the new ones are
+    /// ready.
     pub fn load_model(&self, name: &str) -> Result<()> {
         self.load_model_with(name, &LoadRequest::default())
     }
@@ -101,20 +102,17 @@ impl ModelManager {
             version: request.version,
         });
         let scan = scan(&self.config().repositories, &options);
-        let Some(model) = scan
+        let (copies, unpolled): (Vec<ScannedModel>, Vec<ScannedModel>) = scan
             .models
             .into_iter()
-            .find(|m| m.name == name && m.path.is_some())
-        else {
+            .filter(|m| m.id.name == name && m.path.is_some())
+            .partition(|m| m.poll == FolderPoll::Read);
+        // As Triton: a copy that cannot be polled fails the load (its loaded
+        // versions keep serving); the other copies load.
+        let unpolled = unpolled.first().map(poll_failure);
+        if copies.is_empty() && unpolled.is_none() {
             return Err(Error::internal(format!(
                 "failed to load '{name}', failed to poll from model repository"
-            )));
-        };
-        if model.poll != FolderPoll::Read {
-            // As Triton: the load fails, and a loaded model keeps serving.
-            let reason = poll_failure(&model);
-            return Err(Error::internal(format!(
-                "failed to load '{name}', failed to poll from model repository: {reason}"
             )));
         }
         let origin = Origin {
@@ -122,36 +120,27 @@ impl ModelManager {
             folder,
             config_given: request.config.is_some(),
         };
-        let entry = self.install_with_members(model, origin);
-        if let Some(failure) = entry.failure {
-            return Err(Error::invalid_arg(format!(
-                "load failed for model '{name}': {failure}"
-            )));
-        }
-        // As Triton: each version that failed, not those unloaded with it.
-        let failed: String = entry
-            .versions
-            .values()
-            .filter(|s| s.model.is_none() && s.status.reason != UNLOADED)
-            .map(|s| {
-                format!(
-                    "version {} is at {} state: {};",
-                    s.status.version, s.status.state, s.status.reason
-                )
+        let failures: Vec<String> = self
+            .install_with_members(copies, origin)
+            .into_iter()
+            .filter_map(|(id, entry)| {
+                load_failure(&entry).map(|f| format!("load failed for model '{id}': {f}"))
             })
             .collect();
-        if failed.is_empty() {
-            self.bring_back_users(name);
-            return Ok(());
+        if let Some(reason) = unpolled {
+            return Err(Error::internal(format!(
+                "failed to load '{name}', failed to poll from model repository: {reason}"
+            )));
         }
-        Err(Error::invalid_arg(format!(
-            "load failed for model '{name}': {failed}"
-        )))
+        match failures.is_empty() {
+            true => Ok(()),
+            false => Err(Error::invalid_arg(failures.join("\n"))),
+        }
     }
 
-    /// Unloads every version of `name` once the requests already given to
-    /// it finish (explicit mode only). Unloading a model that is not loaded
-    /// succeeds.
+    /// Unloads every version of `name` (with namespacing, of every model of
+    /// that name) once the requests already given to it finish (explicit
+    /// mode only). Unloading a model that is not loaded succeeds.
     pub fn unload_model(&self, name: &str) -> Result<()> {
         self.check_explicit(name, "unload")?;
         self.unload(name, false);
@@ -168,23 +157,35 @@ impl ModelManager {
     }
 
     /// Every model in the repositories and every model the server knows,
-    /// with each version's state; `ready_only` keeps the ready ones.
+    /// with each version's state, ordered by namespace then name; `ready_only`
+    /// keeps the ready ones.
     pub fn repository_index(&self, ready_only: bool) -> Vec<IndexEntry> {
         if let Err(e) = self.sync_repositories() {
             log::error!("repository index from the last copy: {e}");
         }
-        let known: BTreeMap<String, ModelEntry> = self.inner.models.read(|m| m.clone());
+        let known: Entries = self.inner.models.read(|m| m.clone());
         let mut index = Vec::new();
-        let on_disk = scan(&self.config().repositories, &ScanOptions::default());
-        let mut names: Vec<String> = on_disk.models.into_iter().map(|m| m.name).collect();
-        names.extend(known.keys().cloned());
-        names.sort();
-        names.dedup();
-        for name in names {
-            match known.get(&name) {
-                Some(entry) => index.extend(entry_rows(&name, entry)),
+        let options = ScanOptions {
+            namespacing: self.config().model_namespacing,
+            ..ScanOptions::default()
+        };
+        let on_disk = scan(&self.config().repositories, &options);
+        let mut ids: Vec<ModelId> = on_disk.models.into_iter().map(|m| m.id).collect();
+        // A model unloaded or gone whose folder is gone too is not listed,
+        // as Triton lists the folders of the repositories.
+        ids.extend(
+            known
+                .iter()
+                .filter(|(_, e)| !e.removed)
+                .map(|(id, _)| id.clone()),
+        );
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            match known.get(&id) {
+                Some(entry) => index.extend(entry_rows(&id.name, entry)),
                 None => index.push(IndexEntry {
-                    name,
+                    name: id.name,
                     version: None,
                     state: None,
                     reason: String::new(),
@@ -205,50 +206,78 @@ impl ModelManager {
             only,
             backends: Some(self.inner.backends.clone()),
             model_override: None,
+            namespacing: self.config().model_namespacing,
         }
     }
 
-    /// Installs `model` and, first, the members of an ensemble that are not
-    /// ready yet (loaded along with it, not explicitly).
-    fn install_with_members(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
-        let name = model.name.clone();
-        let mut origin = Some(origin);
-        let mut asked = None;
-        for model in members::load_order(self.with_members(vec![model])) {
-            if model.name == name {
-                asked = Some(self.install(model, origin.take().unwrap_or_default()));
+    /// Installs `models` (the copies of one name) and, first, the members
+    /// of their ensembles that are not ready yet (loaded along with them,
+    /// not explicitly); then the ensembles using any of them follow.
+    /// Returns what each model asked for gave.
+    fn install_with_members(
+        &self,
+        models: Vec<ScannedModel>,
+        origin: Origin,
+    ) -> Vec<(ModelId, ModelEntry)> {
+        let asked: Vec<ModelId> = models.iter().map(|m| m.id.clone()).collect();
+        let mut entries = Vec::new();
+        let mut names = Vec::new();
+        for model in members::load_order(self.with_members(models)) {
+            names.push(model.id.name.clone());
+            if asked.contains(&model.id) {
+                let id = model.id.clone();
+                entries.push((id, self.install(model, origin.clone())));
             } else {
                 self.install(model, Origin::default());
             }
         }
-        asked.expect("the model asked for is in the load order")
+        names.sort();
+        names.dedup();
+        for name in names {
+            self.follow_members(&name);
+        }
+        entries
     }
 
-    /// Takes `name` out of service and shuts its versions down; with
-    /// `dependents`, then the members it alone had loaded.
+    /// Takes every model named `name` out of service and shuts its versions
+    /// down; with `dependents`, then the members it alone had loaded.
     fn unload(&self, name: &str, dependents: bool) {
-        let config = self.take_out(name, UNLOADED);
-        self.take_out_users(name);
+        let ids: Vec<ModelId> = self.inner.models.read(|models| {
+            models
+                .iter()
+                .filter(|(id, e)| id.name == name && !e.removed)
+                .map(|(id, _)| id.clone())
+                .collect()
+        });
+        for id in ids {
+            self.unload_model_id(&id, dependents);
+        }
+    }
+
+    /// [`ModelManager::unload`] for one model.
+    fn unload_model_id(&self, id: &ModelId, dependents: bool) {
+        let config = self.remove(id);
+        self.follow_members(&id.name);
         let Some(config) = config.filter(|_| dependents) else {
             return;
         };
-        for member in members::config_members(&config) {
+        for member in members::bound_members(&config) {
             let unused = self.inner.models.read(|models| {
                 let implicit = models
-                    .get(member)
+                    .get(&member)
                     .is_some_and(|e| !e.explicit && e.loaded().next().is_some());
                 let used = models.iter().any(|(other, e)| {
-                    other != name
+                    other != id
                         && e.loaded().next().is_some()
                         && e.config
                             .as_deref()
-                            .is_some_and(|c| members::config_members(c).contains(&member))
+                            .is_some_and(|c| members::bound_members(c).contains(&member))
                 });
                 implicit && !used
             });
             if unused {
-                log::info!("unloading '{member}', which only '{name}' needed");
-                self.unload(member, true);
+                log::info!("unloading '{member}', which only '{id}' needed");
+                self.unload_model_id(&member, true);
             }
         }
     }
@@ -262,6 +291,26 @@ impl ModelManager {
             "explicit model load / unload is not allowed if polling is enabled",
         ))
     }
+}
+
+/// Why a load of `entry` failed, as Triton says it: the model's failure, or
+/// each version that failed (not those unloaded with it); `None` if it loaded.
+fn load_failure(entry: &ModelEntry) -> Option<String> {
+    if let Some(failure) = &entry.failure {
+        return Some(failure.clone());
+    }
+    let failed: String = entry
+        .versions
+        .values()
+        .filter(|s| s.model.is_none() && s.status.reason != UNLOADED)
+        .map(|s| {
+            format!(
+                "version {} is at {} state: {};",
+                s.status.version, s.status.state, s.status.reason
+            )
+        })
+        .collect();
+    (!failed.is_empty()).then_some(failed)
 }
 
 fn entry_rows(name: &str, entry: &ModelEntry) -> Vec<IndexEntry> {

@@ -8,6 +8,16 @@
 //! [`crate::Server`] facade hands it every model request; backends reach
 //! models through its [`host`].
 //!
+//! # Model identities
+//! The table is keyed by [`ModelId`]: namespace and name. Without
+//! `--model-namespacing` every namespace is empty, so a name is one model.
+//! With it each repository is a namespace and a name may be several models;
+//! requests name models, and [`lookup`] resolves a name to the one model it
+//! means (or answers Triton's ambiguity error). An ensemble's steps are bound
+//! to models when it loads ([`members`]), its own namespace first, and the
+//! ensemble is loaded again when a copy appearing or going changes what a
+//! step finds ([`dependents`]).
+//!
 //! # Locks, their owners and their order
 //! Every lock below belongs to the manager and is taken only in this module,
 //! always in this order (a lock is never taken while one later in the list
@@ -38,12 +48,17 @@ mod table;
 
 use std::{collections::HashMap, sync::Arc, sync::OnceLock};
 
+use oxiserve_backend::metrics::CustomMetrics;
 use parking_lot::Mutex;
 
 pub use lifecycle::{IndexEntry, StartUpLoad};
 pub use poller::Poller;
 
-use crate::{backends::BackendRegistry, config::ServerConfig, repository::NOT_UNIQUE_REASON};
+use crate::{
+    backends::BackendRegistry,
+    config::ServerConfig,
+    repository::{ModelId, NOT_UNIQUE_REASON},
+};
 use table::{ModelEntry, ModelTable, UNLOADED};
 
 /// Brings remote model repositories (an object store's) up to date in the
@@ -58,6 +73,7 @@ pub trait RepositorySync: Send + Sync + std::fmt::Debug {
 /// [`ModelManager::in_flight`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InFlight {
+    /// The model, as Triton names it (`<namespace>::<name>` with a namespace).
     pub model: String,
     pub version: i64,
     pub count: usize,
@@ -80,8 +96,10 @@ struct Inner {
     /// Bounds how many models load at a time.
     load_slots: load_slots::LoadSlots,
     /// Serializes the loads and unloads of each model.
-    model_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    model_locks: Mutex<HashMap<ModelId, Arc<Mutex<()>>>>,
     repository_sync: OnceLock<Arc<dyn RepositorySync>>,
+    /// The custom metric families its models' backends register.
+    custom_metrics: Arc<CustomMetrics>,
 }
 
 impl ModelManager {
@@ -96,8 +114,14 @@ impl ModelManager {
                 lifecycle: Default::default(),
                 model_locks: Default::default(),
                 repository_sync: Default::default(),
+                custom_metrics: Default::default(),
             }),
         }
+    }
+
+    /// The custom metric families the models' backends registered.
+    pub fn custom_metrics(&self) -> &Arc<CustomMetrics> {
+        &self.inner.custom_metrics
     }
 
     /// The server's settings.
@@ -152,10 +176,10 @@ impl ModelManager {
     pub fn in_flight(&self) -> Vec<InFlight> {
         self.inner.models.read(|models| {
             models
-                .values()
-                .flat_map(ModelEntry::loaded)
-                .map(|model| InFlight {
-                    model: model.name().to_string(),
+                .iter()
+                .flat_map(|(id, entry)| entry.loaded().map(move |model| (id, model)))
+                .map(|(id, model)| InFlight {
+                    model: id.to_string(),
                     version: model.version(),
                     count: model.in_flight(),
                 })

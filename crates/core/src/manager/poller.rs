@@ -11,8 +11,8 @@ use std::{
 
 use crossbeam_channel::{Sender, bounded};
 
-use super::{ModelManager, members, table::UNLOADED};
-use crate::repository::{PollChanges, PollState, scan, snapshot};
+use super::{ModelManager, members};
+use crate::repository::{ModelId, PollChanges, PollState, Snapshot, scan, snapshot};
 
 /// The polling thread; dropping it stops the thread.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ impl ModelManager {
     /// Starts polling the repositories every `interval`, from what they hold
     /// now (call it after [`Server::load_startup_models`]).
     pub fn start_polling(&self, interval: Duration) -> std::io::Result<Poller> {
-        let mut state = PollState::new(snapshot(&self.config().repositories));
+        let mut state = PollState::new(self.snapshot());
         let (stop, stopped) = bounded::<()>(0);
         let server = self.clone();
         let thread = std::thread::Builder::new()
@@ -54,13 +54,15 @@ impl ModelManager {
     }
 
     /// Looks at the repositories once and applies what changed since `state`:
-    /// added and modified models load (reload), removed ones unload.
+    /// added and modified models load (reload), removed ones unload, and the
+    /// ensembles with a step of their name follow them.
     pub fn poll_repository(&self, state: &mut PollState) -> PollChanges {
         if let Err(e) = self.sync_repositories() {
-            log::error!("repository poll skipped: {e}");
-            return PollChanges::default();
+            // A repository that could not be brought up to date keeps its
+            // last copy; the other repositories' changes still apply.
+            log::error!("repository poll: {e}; the last copy of that repository stays in use");
         }
-        let changes = state.update(snapshot(&self.config().repositories));
+        let changes = state.update(self.snapshot());
         if changes.is_empty() {
             return changes;
         }
@@ -71,24 +73,23 @@ impl ModelManager {
             changes.modified,
             changes.removed
         );
-        for name in &changes.removed {
-            self.take_out(name, UNLOADED);
-            self.take_out_users(name);
+        for id in &changes.removed {
+            self.remove(id);
         }
-        let load: Vec<String> = changes
-            .added
-            .iter()
-            .chain(&changes.modified)
-            .cloned()
-            .collect();
+        for name in names(&changes.removed) {
+            self.follow_members(&name);
+        }
+        let load: Vec<&ModelId> = changes.added.iter().chain(&changes.modified).collect();
         if !load.is_empty() {
-            let scan = scan(
+            let mut scan = scan(
                 &self.config().repositories,
-                &self.scan_options(Some(load.clone())),
+                &self.scan_options(Some(names(load.iter().copied()))),
             );
+            // Other copies of the names read are unchanged.
+            scan.models.retain(|m| load.contains(&&m.id));
             self.install_in_parallel(members::load_order(scan.models), |_| true);
-            for name in &load {
-                self.bring_back_users(name);
+            for name in names(load) {
+                self.follow_members(&name);
             }
         }
         log::info!(
@@ -97,4 +98,17 @@ impl ModelManager {
         );
         changes
     }
+
+    /// The repositories' model folders as the poller compares them.
+    fn snapshot(&self) -> Snapshot {
+        snapshot(&self.config().repositories, self.config().model_namespacing)
+    }
+}
+
+/// The names of `ids`, sorted, once each.
+fn names<'a>(ids: impl IntoIterator<Item = &'a ModelId>) -> Vec<String> {
+    let mut names: Vec<String> = ids.into_iter().map(|id| id.name.clone()).collect();
+    names.sort();
+    names.dedup();
+    names
 }

@@ -8,7 +8,7 @@ use parking_lot::RwLock;
 
 use crate::{
     model::{LoadedModel, ModelState, VersionStatus},
-    repository::{ModelFiles, OverrideFolder},
+    repository::{ModelFiles, ModelId, OverrideFolder},
 };
 
 /// The reason a version that was unloaded (not one that failed) gives, as
@@ -40,6 +40,10 @@ pub(crate) struct ModelEntry {
     /// An ensemble taken out of service because a member was unloaded: it
     /// loads again when its members are back.
     pub awaits_members: bool,
+    /// Unloaded on request, or gone from its repository: out of Triton's
+    /// global map, so that with namespacing its name resolves among the
+    /// other copies (its statuses stay for the index).
+    pub removed: bool,
 }
 
 impl ModelEntry {
@@ -111,6 +115,7 @@ impl ModelEntry {
             folder: None,
             files: None,
             awaits_members: false,
+            removed: self.removed,
         }
     }
 }
@@ -118,29 +123,32 @@ impl ModelEntry {
 /// The table of models, read on every request, written on load and unload.
 #[derive(Debug, Default)]
 pub(crate) struct ModelTable {
-    entries: RwLock<BTreeMap<String, ModelEntry>>,
+    entries: RwLock<BTreeMap<ModelId, ModelEntry>>,
 }
+
+/// The table's entries, by model.
+pub(crate) type Entries = BTreeMap<ModelId, ModelEntry>;
 
 impl ModelTable {
     /// Reads the table.
-    pub fn read<T>(&self, f: impl FnOnce(&BTreeMap<String, ModelEntry>) -> T) -> T {
+    pub fn read<T>(&self, f: impl FnOnce(&Entries) -> T) -> T {
         f(&self.entries.read())
     }
 
     /// Replaces a model's entry; returns the previous one.
-    pub fn replace(&self, name: &str, entry: ModelEntry) -> Option<ModelEntry> {
-        self.entries.write().insert(name.to_string(), entry)
+    pub fn replace(&self, id: &ModelId, entry: ModelEntry) -> Option<ModelEntry> {
+        self.entries.write().insert(id.clone(), entry)
     }
 
-    /// The entry of `name`, cloned.
-    pub fn get(&self, name: &str) -> Option<ModelEntry> {
-        self.entries.read().get(name).cloned()
+    /// The entry of `id`, cloned.
+    pub fn get(&self, id: &ModelId) -> Option<ModelEntry> {
+        self.entries.read().get(id).cloned()
     }
 
     /// Sets one version's status while it loads or unloads.
-    pub fn set_status(&self, name: &str, status: VersionStatus) {
+    pub fn set_status(&self, id: &ModelId, status: VersionStatus) {
         let mut entries = self.entries.write();
-        let entry = entries.entry(name.to_string()).or_default();
+        let entry = entries.entry(id.clone()).or_default();
         let model = entry
             .versions
             .get(&status.version)
@@ -150,24 +158,24 @@ impl ModelTable {
             .insert(status.version, VersionSlot { status, model });
     }
 
-    /// Makes `name` unavailable with `reason`; returns its entry as it was,
+    /// Makes `id` unavailable with `reason`; returns its entry as it was,
     /// or `None` if it is not known.
-    pub fn mark_unavailable(&self, name: &str, reason: &str) -> Option<ModelEntry> {
+    pub fn mark_unavailable(&self, id: &ModelId, reason: &str) -> Option<ModelEntry> {
         let mut entries = self.entries.write();
-        let entry = entries.get_mut(name)?;
+        let entry = entries.get_mut(id)?;
         let unavailable = entry.unavailable(reason);
         Some(std::mem::replace(entry, unavailable))
     }
 
-    /// Changes the entry of `name`, if there is one.
-    pub fn update(&self, name: &str, change: impl FnOnce(&mut ModelEntry)) {
-        if let Some(entry) = self.entries.write().get_mut(name) {
+    /// Changes the entry of `id`, if there is one.
+    pub fn update(&self, id: &ModelId, change: impl FnOnce(&mut ModelEntry)) {
+        if let Some(entry) = self.entries.write().get_mut(id) {
             change(entry);
         }
     }
 
     /// Takes every entry out, for shutdown.
-    pub fn take_all(&self) -> BTreeMap<String, ModelEntry> {
+    pub fn take_all(&self) -> Entries {
         std::mem::take(&mut *self.entries.write())
     }
 }

@@ -10,17 +10,20 @@ use oxiserve_backend::{
     Backend, BackendRequest, CancelFlag, EventCallback, ModelContext, ResponseSink,
 };
 use oxiserve_proto::ModelConfig;
+use oxiserve_trace::{Activity, TensorActivity, Trace};
 use oxiserve_types::{Error, InferRequest, Result};
 
 use super::instances::{InstanceSource, Instances};
 use crate::{
     infer::{
-        EventOut, OutputInfo, OutputShaping, ResponseStream, StreamTarget, response_channel,
-        validate::validate,
+        EventOut, OutputInfo, OutputShaping, RequestTrace, ResponseStream, StreamTarget,
+        response_channel, validate::validate,
     },
     scheduler::{EnsembleScheduler, Job, Scheduler, StepHost},
     shared_memory::OutputRegion,
-    stats::{LatencySnapshot, ModelStatistics, RequestRecord, StatsCollector, StepTimes},
+    stats::{
+        LatencyMetrics, ModelStatistics, RequestRecord, StatsCollector, StatsSettings, StepTimes,
+    },
     warmup,
 };
 
@@ -28,6 +31,8 @@ use crate::{
 #[derive(Debug)]
 pub struct LoadedModel {
     name: Arc<str>,
+    /// The namespace of the model with `--model-namespacing` (`None`: none).
+    namespace: Option<Arc<str>>,
     version: i64,
     config: Arc<ModelConfig>,
     stats: Arc<StatsCollector>,
@@ -41,10 +46,10 @@ pub struct LoadedModel {
 }
 
 /// What the server decides for every model it loads.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct LoadSettings {
-    /// Record latency histograms.
-    pub histograms: bool,
+    /// The latency metrics to record.
+    pub stats: StatsSettings,
     /// Refuse requests while this many wait in the model's queue (0: never).
     pub queue_limit: usize,
 }
@@ -59,7 +64,8 @@ impl LoadedModel {
         let started = Instant::now();
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
-        let stats = Arc::new(StatsCollector::new(settings.histograms));
+        let decoupled = is_decoupled(&context.config);
+        let stats = Arc::new(StatsCollector::new(&settings.stats, decoupled));
         let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
         let warmup = Arc::new(warmup::samples(&context.config, &context.model_path)?);
         let source = InstanceSource {
@@ -71,6 +77,7 @@ impl LoadedModel {
         let instances = Instances::start(&context.config, scheduler, source)?;
         Ok(Self {
             name: context.name.as_str().into(),
+            namespace: None,
             version: context.version,
             config: context.config,
             stats,
@@ -86,13 +93,15 @@ impl LoadedModel {
     pub(crate) fn ensemble(
         context: ModelContext,
         host: Arc<dyn StepHost>,
-        histograms: bool,
+        settings: &StatsSettings,
     ) -> Result<Self> {
         let started = Instant::now();
-        let stats = Arc::new(StatsCollector::new(histograms));
+        let decoupled = is_decoupled(&context.config);
+        let stats = Arc::new(StatsCollector::new(settings, decoupled));
         let scheduler = EnsembleScheduler::new(&context.config, host, stats.clone());
         Ok(Self {
             name: context.name.as_str().into(),
+            namespace: None,
             version: context.version,
             outputs: Arc::new(OutputInfo::load(&context)?),
             config: context.config,
@@ -118,6 +127,7 @@ impl LoadedModel {
         self.instances.update(&config)?;
         Ok(Self {
             name: self.name.clone(),
+            namespace: self.namespace.clone(),
             version: self.version,
             config,
             stats: self.stats.clone(),
@@ -133,6 +143,18 @@ impl LoadedModel {
         &self.name
     }
 
+    /// This version as a model of `namespace` (none when empty).
+    pub(crate) fn in_namespace(mut self, namespace: &str) -> Self {
+        self.namespace = (!namespace.is_empty()).then(|| namespace.into());
+        self
+    }
+
+    /// The model's namespace with `--model-namespacing`: the repository it
+    /// was found in (its metrics carry it as Triton's `namespace` label).
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
     /// The version number.
     pub fn version(&self) -> i64 {
         self.version
@@ -145,10 +167,7 @@ impl LoadedModel {
 
     /// Whether the model may send any number of responses per request.
     pub fn is_decoupled(&self) -> bool {
-        self.config
-            .model_transaction_policy
-            .as_ref()
-            .is_some_and(|p| p.decoupled)
+        is_decoupled(&self.config)
     }
 
     /// Requests queued and not yet executing.
@@ -161,8 +180,8 @@ impl LoadedModel {
         self.stats.snapshot(&self.name, self.version)
     }
 
-    /// The latency histograms so far; `None` when they are off.
-    pub fn latency(&self) -> Option<LatencySnapshot> {
+    /// The latency metrics so far: histograms, summaries, first responses.
+    pub fn latency(&self) -> LatencyMetrics {
         self.stats.latency()
     }
 
@@ -171,13 +190,15 @@ impl LoadedModel {
         self.load_duration
     }
 
-    /// Validates and queues `request`; its responses come on the returned
-    /// stream, with the outputs in `output_regions` written there.
+    /// Validates and queues `request` (traced by `trace`, if sampled); its
+    /// responses come on the returned stream, with the outputs in
+    /// `output_regions` written there.
     pub(crate) fn infer(
         &self,
         request: InferRequest,
         arrival: Instant,
         output_regions: Vec<OutputRegion>,
+        trace: Option<Trace>,
     ) -> Result<ResponseStream> {
         let cancel = CancelFlag::default();
         let (stream, tx) = response_channel(cancel.clone());
@@ -187,6 +208,7 @@ impl LoadedModel {
             output_regions,
             cancel,
             EventOut::Stream(tx),
+            trace,
         )?;
         Ok(stream)
     }
@@ -199,12 +221,13 @@ impl LoadedModel {
         output_regions: Vec<OutputRegion>,
         cancel: CancelFlag,
         out: EventOut,
+        trace: Option<Trace>,
     ) -> Result<()> {
         if self.instances.refuses(&request) {
             return Err(self.stopping_error(&request.id));
         }
         let record = Arc::new(RequestRecord::new(self.stats.clone(), arrival));
-        self.submit_recorded(request, record, output_regions, cancel, out)
+        self.submit_recorded(request, record, output_regions, cancel, out, trace)
     }
 
     /// Triton's words for a request refused because the server is stopping
@@ -233,10 +256,11 @@ impl LoadedModel {
         cancel: CancelFlag,
         on_event: EventCallback,
         times: Arc<StepTimes>,
+        trace: Option<Trace>,
     ) -> Result<()> {
         let record = RequestRecord::for_step(self.stats.clone(), Instant::now(), times);
         let out = EventOut::Callback(on_event);
-        self.submit_recorded(request, Arc::new(record), Vec::new(), cancel, out)
+        self.submit_recorded(request, Arc::new(record), Vec::new(), cancel, out, trace)
     }
 
     fn submit_recorded(
@@ -246,7 +270,11 @@ impl LoadedModel {
         output_regions: Vec<OutputRegion>,
         cancel: CancelFlag,
         out: EventOut,
+        trace: Option<Trace>,
     ) -> Result<()> {
+        if let Some(trace) = &trace {
+            trace.request_start(&self.name, self.version, &request.id, record.arrival);
+        }
         let classifications: Vec<(String, u32)> = request
             .outputs
             .iter()
@@ -257,6 +285,8 @@ impl LoadedModel {
         // Like Triton, requests refused here are not counted in the statistics.
         self.check_queue_room(&request_id)?;
         let valid = validate(&self.config, request)?;
+        let backend_trace = trace.clone();
+        let trace = trace.map(RequestTrace::new);
         let target = StreamTarget {
             tx: out,
             record: record.clone(),
@@ -269,6 +299,7 @@ impl LoadedModel {
                 output_regions,
             },
             failure: None,
+            trace: trace.clone(),
         };
         let job = Job {
             request: BackendRequest {
@@ -278,11 +309,17 @@ impl LoadedModel {
                     self.instances.scheduler.wrap_target(Box::new(target)),
                     cancel,
                 ),
+                trace: backend_trace,
             },
             record,
             batch_size: valid.batch_size,
             enqueued: Instant::now(),
+            trace,
         };
+        if let Some(trace) = &job.trace {
+            trace.report(Activity::QueueStart, job.enqueued);
+            trace.report_tensors(TensorActivity::QueueInput, &job.request.request.inputs);
+        }
         self.instances.scheduler.enqueue(job)
     }
 
@@ -317,4 +354,12 @@ impl LoadedModel {
     pub(crate) fn shutdown(&self) {
         self.instances.shutdown();
     }
+}
+
+/// Whether `config` lets the model send any number of responses per request.
+fn is_decoupled(config: &ModelConfig) -> bool {
+    config
+        .model_transaction_policy
+        .as_ref()
+        .is_some_and(|p| p.decoupled)
 }

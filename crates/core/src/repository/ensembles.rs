@@ -5,45 +5,66 @@ use oxiserve_config::{
     ConfigError, ModelConfig, ensemble::check_members, platform::ENSEMBLE_PLATFORM,
 };
 
-use super::model_dir::ScannedModel;
+use super::{
+    model_dir::ScannedModel,
+    model_id::{ModelId, Resolved, resolve},
+};
 
-/// The member names of the ensembles in `models`, sorted, once each.
-pub(super) fn ensemble_members(models: &[ScannedModel]) -> Vec<String> {
-    let mut names: Vec<String> = models
+/// The models the steps of the ensembles in `models` run on, each step
+/// resolved among `ids` from its ensemble's namespace; sorted, once each.
+pub(super) fn ensemble_members(models: &[ScannedModel], ids: &[&ModelId]) -> Vec<ModelId> {
+    let mut members: Vec<ModelId> = models
         .iter()
-        .filter_map(|m| m.outcome.as_ref().ok())
-        .filter(|spec| spec.config.platform == ENSEMBLE_PLATFORM)
-        .flat_map(|spec| ensemble_steps(&spec.config).map(str::to_string))
+        .filter_map(|m| Some((&m.id.namespace, &m.outcome.as_ref().ok()?.config)))
+        .filter(|(_, config)| config.platform == ENSEMBLE_PLATFORM)
+        .flat_map(|(namespace, config)| {
+            ensemble_steps(config).filter_map(move |step| {
+                match resolve(ids.iter().copied(), Some(namespace), step) {
+                    Resolved::One(id) => Some(id.clone()),
+                    Resolved::None | Resolved::Many(_) => None,
+                }
+            })
+        })
         .collect();
-    names.sort();
-    names.dedup();
-    names
+    members.sort();
+    members.dedup();
+    members
 }
 
 /// Checks every successfully read ensemble in `models` against the others
-/// and `unread` (members read only for this check). `all_names` are all
-/// model names in the repositories.
+/// and `unread` (members read only for this check). `ids` are all the models
+/// in the repositories. An ensemble with an ambiguous step is left to its
+/// load, which names the step.
 pub(super) fn check_ensembles(
     models: &mut [ScannedModel],
     unread: &[ScannedModel],
-    all_names: &[&str],
+    ids: &[&ModelId],
 ) {
-    let snapshot: Vec<(String, Result<ModelConfig, ()>)> = models
+    let snapshot: Vec<(ModelId, Result<ModelConfig, ()>)> = models
         .iter()
         .chain(unread)
         .map(|m| {
             (
-                m.name.clone(),
+                m.id.clone(),
                 m.outcome.as_ref().map(|s| s.config.clone()).map_err(|_| ()),
             )
         })
         .collect();
+    let all_names: Vec<&str> = ids.iter().map(|id| id.name.as_str()).collect();
     for model in models.iter_mut() {
         let Ok(spec) = &model.outcome else { continue };
         if spec.config.platform != ENSEMBLE_PLATFORM {
             continue;
         }
-        let lookup = |name: &str| snapshot.iter().find(|(n, _)| n == name).map(|(_, c)| c);
+        let namespace = model.id.namespace.as_str();
+        let resolved = |name: &str| resolve(ids.iter().copied(), Some(namespace), name);
+        if ensemble_steps(&spec.config).any(|step| matches!(resolved(step), Resolved::Many(_))) {
+            continue;
+        }
+        let lookup = |name: &str| match resolved(name) {
+            Resolved::One(id) => snapshot.iter().find(|(i, _)| i == id).map(|(_, c)| c),
+            Resolved::None | Resolved::Many(_) => None,
+        };
         let mut errors: Vec<ConfigError> = Vec::new();
         for step in ensemble_steps(&spec.config) {
             if let Some(Err(())) = lookup(step) {
@@ -53,7 +74,7 @@ pub(super) fn check_ensembles(
             }
         }
         let member = |name: &str| lookup(name).and_then(|c| c.as_ref().ok());
-        errors.extend(check_members(&spec.config, all_names, member));
+        errors.extend(check_members(&spec.config, &all_names, member));
         if !errors.is_empty() {
             let config_path = spec.dir.path.join("config.pbtxt");
             model.outcome = Err(errors

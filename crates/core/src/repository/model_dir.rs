@@ -14,12 +14,12 @@ use oxiserve_config::{
     text_format::SourceMap,
 };
 
-use super::options::ScanOptions;
+use super::{model_id::ModelId, options::ScanOptions};
 
 /// One model found (or asked for) and what reading it gave.
 #[derive(Debug, Clone)]
 pub struct ScannedModel {
-    pub name: String,
+    pub id: ModelId,
     /// Its folder, when one exists.
     pub path: Option<PathBuf>,
     pub outcome: Result<ModelSpec, Vec<ConfigError>>,
@@ -54,6 +54,16 @@ pub struct ModelDir {
     pub path: PathBuf,
     /// The repository the folder is in.
     pub repository: PathBuf,
+    /// The namespace of its model: the repository's with
+    /// `--model-namespacing`, else empty.
+    pub namespace: String,
+}
+
+impl ModelDir {
+    /// The identity of the model in this folder.
+    pub fn id(&self) -> ModelId {
+        ModelId::new(&self.namespace, &self.name)
+    }
 }
 
 /// One version of a model that its version policy selects.
@@ -107,7 +117,7 @@ pub fn read_model(dir: &ModelDir, options: &ScanOptions) -> ScannedModel {
         Err((errors, poll)) => (Err(errors), poll),
     };
     ScannedModel {
-        name: dir.name.clone(),
+        id: dir.id(),
         path: Some(dir.path.clone()),
         outcome,
         poll,

@@ -20,6 +20,9 @@ pub struct ScanOptions {
     pub backends: Option<BackendRegistry>,
     /// What a load request replaces for one model.
     pub model_override: Option<ModelOverride>,
+    /// `--model-namespacing`: each repository is a namespace, and a model
+    /// may be in several of them.
+    pub namespacing: bool,
 }
 
 /// A load request's replacements for one model (see `LoadRequest`).

@@ -13,7 +13,7 @@ use crossbeam_channel::{Receiver, Sender};
 use oxiserve_backend::BackendRequest;
 
 use super::InstanceLoad;
-use crate::stats::RequestRecord;
+use crate::{infer::RequestTrace, stats::RequestRecord};
 
 /// A request waiting to execute.
 #[derive(Debug)]
@@ -22,6 +22,8 @@ pub(crate) struct Job {
     pub record: Arc<RequestRecord>,
     pub batch_size: u64,
     pub enqueued: Instant,
+    /// The request's trace, if it is traced.
+    pub trace: Option<Arc<RequestTrace>>,
 }
 
 /// Where an instance runner takes its next batch from.

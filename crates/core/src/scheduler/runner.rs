@@ -10,6 +10,7 @@ use std::{
 };
 
 use oxiserve_backend::{ComputeTiming, InstanceContext, Model, ModelInstance};
+use oxiserve_trace::Activity;
 use oxiserve_types::{Error, ErrorKind, Result};
 
 use super::{BatchSource, InstanceLoad, Job};
@@ -113,6 +114,7 @@ fn execute(
     let exec_start = Instant::now();
     let mut requests = Vec::with_capacity(batch.len());
     let mut records = Vec::with_capacity(batch.len());
+    let mut traces = Vec::new();
     let mut batch_size = 0;
     for job in batch {
         if job.request.sink.is_cancelled() {
@@ -123,7 +125,8 @@ fn execute(
             continue;
         }
         batch_size += job.batch_size;
-        records.push((job.record, job.enqueued));
+        records.push((job.record, job.enqueued, job.batch_size));
+        traces.extend(job.trace);
         requests.push(job.request);
     }
     if requests.is_empty() {
@@ -154,9 +157,16 @@ fn execute(
             compute_output: exec_end - compute_end,
         };
         stats.record_execution(batch_size, &times);
-        for (record, enqueued) in records {
+        for (record, enqueued, request_batch) in records {
             times.queue = exec_start.saturating_duration_since(enqueued);
-            record.executed(times);
+            record.executed(times, request_batch);
+        }
+        // Each traced request's compute timestamps are its batch's.
+        for trace in traces {
+            trace.report(Activity::ComputeStart, exec_start);
+            trace.report(Activity::ComputeInputEnd, compute_start);
+            trace.report(Activity::ComputeOutputStart, compute_end);
+            trace.report(Activity::ComputeEnd, exec_end);
         }
     });
 }

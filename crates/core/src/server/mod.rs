@@ -13,6 +13,7 @@ use std::{
     time::Instant,
 };
 
+use oxiserve_trace::{Trace, TraceManager};
 use oxiserve_types::{InferRequest, Result};
 
 pub use log_settings::{LogControl, LogSettings, LogSettingsUpdate};
@@ -43,6 +44,8 @@ struct Inner {
     /// ready, and its model APIs answer "Server not ready".
     failed: AtomicBool,
     log_control: OnceLock<Arc<dyn LogControl>>,
+    /// Trace settings and sampling (tracing off unless the binary set one).
+    tracing: OnceLock<Arc<TraceManager>>,
     /// The system shared memory regions every frontend shares.
     shared_memory: SharedMemoryRegistry,
 }
@@ -59,6 +62,7 @@ impl Server {
                 live: AtomicBool::new(true),
                 failed: AtomicBool::new(false),
                 log_control: Default::default(),
+                tracing: Default::default(),
             }),
         }
     }
@@ -81,6 +85,16 @@ impl Server {
     /// Syncs remote repositories before each look at them; set once.
     pub fn set_repository_sync(&self, sync: Arc<dyn RepositorySync>) {
         self.inner.manager.set_repository_sync(sync);
+    }
+
+    /// Traces requests with `tracing`'s settings; set once, before serving.
+    pub fn set_tracing(&self, tracing: Arc<TraceManager>) {
+        let _ = self.inner.tracing.set(tracing);
+    }
+
+    /// The trace settings and sampling (Triton's trace extension).
+    pub fn tracing(&self) -> &TraceManager {
+        self.inner.tracing.get_or_init(Default::default)
     }
 
     /// The log settings' owner, if the binary set one.
@@ -127,14 +141,21 @@ impl Server {
     /// Like [`Server::infer`], on a model the caller already looked up with
     /// [`Server::model`] (frontends that check the model first, e.g. for the
     /// decoupled policy): no second lookup, and the same version for sure.
-    pub fn infer_on(
+    pub fn infer_on(&self, model: &LoadedModel, request: InferRequest) -> Result<ResponseStream> {
+        self.infer_traced(model, request, None)
+    }
+
+    /// [`Server::infer_on`] for a request the frontend sampled for tracing
+    /// (see [`Server::tracing`]): the core reports its activities on `trace`.
+    pub fn infer_traced(
         &self,
         model: &LoadedModel,
         mut request: InferRequest,
+        trace: Option<Trace>,
     ) -> Result<ResponseStream> {
         let arrival = Instant::now();
         let output_regions = self.inner.shared_memory.resolve(&mut request)?;
-        model.infer(request, arrival, output_regions)
+        model.infer(request, arrival, output_regions, trace)
     }
 
     /// Begins to stop, as Triton does on a signal: no longer live or ready,

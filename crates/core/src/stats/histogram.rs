@@ -8,29 +8,43 @@ use std::{
 
 use super::times::ExecutionTimes;
 
-/// Upper bounds of the buckets, in microseconds (a last `+Inf` bucket follows).
+/// Upper bounds of oxiserve's latency buckets, in microseconds (a last
+/// `+Inf` bucket follows).
 pub const LATENCY_BUCKETS_US: [u64; 18] = [
     50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
     1_000_000, 2_500_000, 5_000_000, 10_000_000, 30_000_000,
 ];
 
-/// One histogram of durations in microseconds.
-#[derive(Debug, Default)]
+/// Upper bounds of Triton's first-response buckets, in milliseconds.
+pub const FIRST_RESPONSE_BUCKETS_MS: [u64; 4] = [100, 500, 2_000, 5_000];
+
+/// One histogram of whole numbers (durations in one unit).
+#[derive(Debug)]
 pub(crate) struct Histogram {
+    bounds: &'static [u64],
     /// Per-bucket (not cumulative) counts; the last one is `+Inf`.
-    buckets: [AtomicU64; LATENCY_BUCKETS_US.len() + 1],
-    sum_us: AtomicU64,
+    buckets: Vec<AtomicU64>,
+    sum: AtomicU64,
 }
 
 impl Histogram {
-    fn observe(&self, d: Duration) {
-        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-        let bucket = LATENCY_BUCKETS_US.partition_point(|&bound| bound < us);
-        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        self.sum_us.fetch_add(us, Ordering::Relaxed);
+    /// A histogram with these upper bounds, then `+Inf`.
+    pub fn new(bounds: &'static [u64]) -> Self {
+        Self {
+            bounds,
+            buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            sum: AtomicU64::new(0),
+        }
     }
 
-    fn snapshot(&self) -> HistogramSnapshot {
+    /// Counts `value` in the first bucket whose bound is not below it.
+    pub fn observe(&self, value: u64) {
+        let bucket = self.bounds.partition_point(|&bound| bound < value);
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum.fetch_add(value, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> HistogramSnapshot {
         let mut total = 0;
         let cumulative = self
             .buckets
@@ -42,17 +56,17 @@ impl Histogram {
             .collect();
         HistogramSnapshot {
             cumulative,
-            sum_us: self.sum_us.load(Ordering::Relaxed),
+            sum: self.sum.load(Ordering::Relaxed),
         }
     }
 }
 
-/// A histogram's values: cumulative counts per bucket of
-/// [`LATENCY_BUCKETS_US`] then `+Inf` (whose count is the total), and the sum.
+/// A histogram's values: cumulative counts per bucket, then `+Inf` (whose
+/// count is the total), and the sum, in the histogram's unit.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct HistogramSnapshot {
     pub cumulative: Vec<u64>,
-    pub sum_us: u64,
+    pub sum: u64,
 }
 
 impl HistogramSnapshot {
@@ -62,20 +76,31 @@ impl HistogramSnapshot {
     }
 }
 
-/// The latency histograms of one model version, fed by successful requests.
-#[derive(Debug, Default)]
+/// oxiserve's latency histograms of one model version, fed by successful
+/// requests, in microseconds.
+#[derive(Debug)]
 pub(crate) struct LatencyHistograms {
     request: Histogram,
     queue: Histogram,
     compute_infer: Histogram,
 }
 
+impl Default for LatencyHistograms {
+    fn default() -> Self {
+        Self {
+            request: Histogram::new(&LATENCY_BUCKETS_US),
+            queue: Histogram::new(&LATENCY_BUCKETS_US),
+            compute_infer: Histogram::new(&LATENCY_BUCKETS_US),
+        }
+    }
+}
+
 impl LatencyHistograms {
     /// Records one successful request.
     pub fn observe(&self, total: Duration, times: &ExecutionTimes) {
-        self.request.observe(total);
-        self.queue.observe(times.queue);
-        self.compute_infer.observe(times.compute_infer);
+        self.request.observe(micros(total));
+        self.queue.observe(micros(times.queue));
+        self.compute_infer.observe(micros(times.compute_infer));
     }
 
     pub fn snapshot(&self) -> LatencySnapshot {
@@ -87,7 +112,11 @@ impl LatencyHistograms {
     }
 }
 
-/// The latency histograms of one model version at one moment.
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// oxiserve's latency histograms of one model version at one moment.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LatencySnapshot {
     /// From arrival to the final response.

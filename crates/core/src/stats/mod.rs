@@ -3,8 +3,11 @@
 //! (inference_count vs execution_count) and per batch size.
 
 mod histogram;
+mod quantiles;
 mod reason;
 mod record;
+mod settings;
+mod summary;
 mod times;
 
 use std::{
@@ -14,12 +17,17 @@ use std::{
 
 use parking_lot::Mutex;
 
-pub use histogram::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
+pub use histogram::{
+    FIRST_RESPONSE_BUCKETS_MS, HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot,
+};
 pub use reason::{FailureCounts, FailureReason};
 pub(crate) use record::{RequestRecord, StepTimes};
+pub(crate) use settings::StatsSettings;
+pub use summary::{SummariesSnapshot, SummarySnapshot};
 pub(crate) use times::ExecutionTimes;
 
-use histogram::LatencyHistograms;
+use histogram::{Histogram, LatencyHistograms};
+use summary::LatencySummaries;
 
 /// A count and the total time of what was counted.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +72,7 @@ pub struct ModelStatistics {
     pub version: i64,
     /// Milliseconds since the epoch of the last completed request; 0 if none.
     pub last_inference: u64,
-    /// Inferences performed: a request of batch size 4 counts 4.
+    /// Inferences of successful requests: a request of batch size 4 counts 4.
     pub inference_count: u64,
     /// Model executions: a batch of several requests counts once.
     pub execution_count: u64,
@@ -80,6 +88,21 @@ pub struct StatsCollector {
     inner: Mutex<Counters>,
     /// Latency histograms, when enabled; recorded outside the lock.
     histograms: Option<LatencyHistograms>,
+    /// Latency summaries, when enabled.
+    summaries: Option<LatencySummaries>,
+    /// Request to first response, in milliseconds (decoupled models), when enabled.
+    first_response: Option<Histogram>,
+}
+
+/// A model version's latency metrics at one moment; each `None` when off.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LatencyMetrics {
+    /// oxiserve's latency histograms.
+    pub histograms: Option<LatencySnapshot>,
+    /// Triton's latency summaries.
+    pub summaries: Option<SummariesSnapshot>,
+    /// Triton's request to first response histogram, in milliseconds.
+    pub first_response: Option<HistogramSnapshot>,
 }
 
 #[derive(Debug, Default)]
@@ -93,18 +116,23 @@ struct Counters {
 }
 
 impl StatsCollector {
-    /// A collector; `histograms` turns the latency histograms on.
-    pub(crate) fn new(histograms: bool) -> Self {
+    /// A collector of the latency metrics `settings` ask for (the
+    /// first-response histogram only for a `decoupled` model).
+    pub(crate) fn new(settings: &StatsSettings, decoupled: bool) -> Self {
+        let first_response = settings.first_response && decoupled;
         Self {
             inner: Mutex::default(),
-            histograms: histograms.then(LatencyHistograms::default),
+            histograms: settings.histograms.then(LatencyHistograms::default),
+            summaries: settings.summaries.clone().map(LatencySummaries::new),
+            first_response: first_response.then(|| Histogram::new(&FIRST_RESPONSE_BUCKETS_MS)),
         }
     }
 
-    /// Records a request that succeeded.
-    pub(crate) fn record_success(&self, total: Duration, times: &ExecutionTimes) {
+    /// Records a request of `batch_size` inferences that succeeded.
+    pub(crate) fn record_success(&self, total: Duration, times: &ExecutionTimes, batch_size: u64) {
         let mut c = self.inner.lock();
         c.last_inference = now_ms();
+        c.inference_count += batch_size;
         c.infer.success.add(total);
         c.infer.queue.add(times.queue);
         c.infer.compute_input.add(times.compute_input);
@@ -113,6 +141,16 @@ impl StatsCollector {
         drop(c);
         if let Some(histograms) = &self.histograms {
             histograms.observe(total, times);
+        }
+        if let Some(summaries) = &self.summaries {
+            summaries.observe(total, times);
+        }
+    }
+
+    /// Records the time from a request's arrival to its first response.
+    pub(crate) fn record_first_response(&self, elapsed: Duration) {
+        if let Some(histogram) = &self.first_response {
+            histogram.observe(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
         }
     }
 
@@ -124,10 +162,9 @@ impl StatsCollector {
         c.failures.add(reason);
     }
 
-    /// Records one execution of `batch_size` inferences.
+    /// Records one execution of `batch_size` inferences, whatever its outcome.
     pub(crate) fn record_execution(&self, batch_size: u64, times: &ExecutionTimes) {
         let mut c = self.inner.lock();
-        c.inference_count += batch_size;
         c.execution_count += 1;
         let batch = c
             .batches
@@ -156,9 +193,13 @@ impl StatsCollector {
         }
     }
 
-    /// The latency histograms so far; `None` when they are off.
-    pub fn latency(&self) -> Option<LatencySnapshot> {
-        self.histograms.as_ref().map(LatencyHistograms::snapshot)
+    /// The latency metrics so far.
+    pub fn latency(&self) -> LatencyMetrics {
+        LatencyMetrics {
+            histograms: self.histograms.as_ref().map(LatencyHistograms::snapshot),
+            summaries: self.summaries.as_ref().map(LatencySummaries::snapshot),
+            first_response: self.first_response.as_ref().map(Histogram::snapshot),
+        }
     }
 }
 

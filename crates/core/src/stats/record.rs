@@ -1,7 +1,13 @@
 //! The statistics of one request, recorded once both its execution times and
 //! its outcome are known (a decoupled model may answer after `execute` returns).
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -15,11 +21,14 @@ pub(crate) struct RequestRecord {
     state: Mutex<RecordState>,
     /// The ensemble request this one is a step of: its times add up there.
     parent: Option<Arc<StepTimes>>,
+    /// Set by the first response.
+    responded: AtomicBool,
 }
 
 #[derive(Debug, Default)]
 struct RecordState {
-    executed: Option<ExecutionTimes>,
+    /// The execution's times and the request's batch size.
+    executed: Option<(ExecutionTimes, u64)>,
     succeeded_at: Option<Instant>,
     recorded: bool,
 }
@@ -32,6 +41,7 @@ impl RequestRecord {
             stats,
             state: Mutex::default(),
             parent: None,
+            responded: AtomicBool::new(false),
         }
     }
 
@@ -43,14 +53,22 @@ impl RequestRecord {
         }
     }
 
-    /// The request was part of an execution with these times.
-    pub fn executed(&self, times: ExecutionTimes) {
+    /// The request, of `batch_size` inferences, was part of an execution
+    /// with these times.
+    pub fn executed(&self, times: ExecutionTimes, batch_size: u64) {
         let mut state = self.state.lock();
-        state.executed = Some(times);
+        state.executed = Some((times, batch_size));
         self.record_if_complete(&mut state);
         drop(state);
         if let Some(parent) = &self.parent {
             parent.add(times);
+        }
+    }
+
+    /// A response (or error) of the request left; the first one is timed.
+    pub fn responded(&self) {
+        if !self.responded.swap(true, Ordering::Relaxed) {
+            self.stats.record_first_response(self.arrival.elapsed());
         }
     }
 
@@ -84,9 +102,10 @@ impl RequestRecord {
         if state.recorded {
             return;
         }
-        if let (Some(times), Some(end)) = (state.executed, state.succeeded_at) {
+        if let (Some((times, batch_size)), Some(end)) = (state.executed, state.succeeded_at) {
             state.recorded = true;
-            self.stats.record_success(end - self.arrival, &times);
+            self.stats
+                .record_success(end - self.arrival, &times, batch_size);
         }
     }
 }

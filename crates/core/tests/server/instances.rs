@@ -110,7 +110,7 @@ async fn latency_histograms_count_successes_when_enabled() {
     ];
     let dir = repo(&files);
     let plain = server(&dir);
-    assert_eq!(plain.model("a", None).unwrap().latency(), None);
+    assert_eq!(plain.model("a", None).unwrap().latency().histograms, None);
 
     let dir = repo(&files);
     let server = server_with(&dir, |c| c.latency_histograms = true);
@@ -119,7 +119,7 @@ async fn latency_histograms_count_successes_when_enabled() {
     }
     let s = settled_stats(&server, "a", 3);
     let model = server.model("a", None).unwrap();
-    let latency = model.latency().unwrap();
+    let latency = model.latency().histograms.unwrap();
     assert_eq!(latency.request.count(), s.inference_stats.success.count);
     assert_eq!(latency.queue.count(), 3);
     assert!(model.load_duration() > Duration::ZERO);

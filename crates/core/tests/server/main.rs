@@ -7,6 +7,7 @@ mod failures;
 mod instances;
 mod management;
 mod model_control;
+mod namespacing;
 mod outputs;
 mod startup;
 mod statistics;

@@ -8,7 +8,7 @@ use std::sync::{
 };
 
 use bytes::Bytes;
-use oxiserve_core::repository::{LoadRequest, PollState, snapshot};
+use oxiserve_core::repository::{LoadRequest, ModelId, PollState, snapshot};
 
 use crate::common::*;
 
@@ -168,28 +168,33 @@ fn unloading_dependents_unloads_members_loaded_only_for_the_ensemble() {
 async fn polling_applies_added_modified_and_removed_models() {
     let dir = repo(&[("a/config.pbtxt", ID), ("a/1/", "")]);
     let server = server_with(&dir, |c| c.control_mode = ModelControlMode::Poll);
-    let mut state = PollState::new(snapshot(&[dir.path().to_path_buf()]));
+    let mut state = PollState::new(snapshot(&[dir.path().to_path_buf()], false));
     assert!(server.poll_repository(&mut state).is_empty());
 
     write(dir.path(), &[("b/config.pbtxt", ID), ("b/1/", "")]);
     let changes = server.poll_repository(&mut state);
-    assert_eq!(changes.added, ["b"]);
+    assert_eq!(changes.added, [id("b")]);
     infer(&server, request("b", None, &[1.0])).await.unwrap();
 
     let smaller = ID.replace("max_batch_size: 8", "max_batch_size: 2");
     write(dir.path(), &[("a/config.pbtxt", &smaller), ("a/2/", "")]);
-    assert_eq!(server.poll_repository(&mut state).modified, ["a"]);
+    assert_eq!(server.poll_repository(&mut state).modified, [id("a")]);
     assert_eq!(server.model("a", None).unwrap().version(), 2);
     assert_eq!(server.model_config("a", None).unwrap().max_batch_size, 2);
 
     // A broken change leaves the loaded model serving.
     write(dir.path(), &[("a/config.pbtxt", "max_batch_size: oops")]);
-    assert_eq!(server.poll_repository(&mut state).modified, ["a"]);
+    assert_eq!(server.poll_repository(&mut state).modified, [id("a")]);
     infer(&server, request("a", None, &[1.0])).await.unwrap();
 
     fs::remove_dir_all(dir.path().join("b")).unwrap();
-    assert_eq!(server.poll_repository(&mut state).removed, ["b"]);
+    assert_eq!(server.poll_repository(&mut state).removed, [id("b")]);
     assert!(!server.model_ready("b", None));
+}
+
+/// A model of no namespace (namespacing off).
+fn id(name: &str) -> ModelId {
+    ModelId::new("", name)
 }
 
 fn warmup(inputs: &str) -> String {

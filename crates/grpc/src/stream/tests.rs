@@ -124,6 +124,7 @@ async fn run_one(server: &Server, message: ModelInferRequest) -> Vec<ModelStream
         server: server.clone(),
         tx,
         grpc_errors: false,
+        trace_context: Default::default(),
     };
     let (done, _next) = oneshot::channel();
     let turn = Turn {
@@ -211,6 +212,7 @@ async fn a_request_waits_its_turn_only_when_not_decoupled() {
         server: server.clone(),
         tx,
         grpc_errors: false,
+        trace_context: Default::default(),
     };
     // The request before has not written yet: a decoupled request still does.
     let (_held, previous) = oneshot::channel::<()>();

@@ -9,6 +9,7 @@
 //! output byte for byte (member order, number formatting, error texts).
 
 mod dtoa;
+mod generate;
 mod header;
 mod json_data;
 mod json_write;
@@ -21,6 +22,7 @@ mod special_literals;
 #[cfg(test)]
 mod tests;
 
+pub use generate::{decode_generate_request, encode_generate_response};
 pub use raw::decode_raw_request;
 pub use request::{decode_infer_request, is_raw_binary_request};
 pub use response::{EncodedResponse, encode_infer_response};

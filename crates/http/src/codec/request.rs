@@ -148,7 +148,7 @@ impl Decoder<'_> {
 }
 
 /// The error for a header that does not parse.
-fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error {
+pub(super) fn header_parse_error(err: &serde_json::Error, no_header_length: bool) -> Error {
     use serde_json::error::Category;
     match err.classify() {
         Category::Data => Error::internal(format!("Unable to parse the request JSON: {err}")),

@@ -1,12 +1,16 @@
 //! `POST /v2/models/{model}[/versions/{version}]/infer`: decode, run, encode.
 
+use std::time::Instant;
+
 use axum::{
+    Extension,
     body::{Body, Bytes},
     extract::rejection::BytesRejection,
     extract::{Path, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use oxiserve_trace::{Activity, Trace};
 use oxiserve_types::{Error, ErrorKind, InferRequest};
 
 use super::ModelPath;
@@ -19,15 +23,18 @@ use crate::{
     },
     compression::{Encoding, decode_request, encode_response, response_encoding},
     error::{ApiError, ApiResult},
+    traced::{self, Received, TracedBody},
 };
 
 const HEADER_LENGTH: &str = "inference-header-content-length";
 
-/// Runs one inference. If the client disconnects first, the request is
-/// cancelled: dropping this future drops its response stream.
+/// Runs one inference (traced when sampled). If the client disconnects
+/// first, the request is cancelled: dropping this future drops its
+/// response stream.
 pub(crate) async fn infer(
     State(app): State<App>,
     Path(path): Path<ModelPath>,
+    received: Option<Extension<Received>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
@@ -43,6 +50,8 @@ pub(crate) async fn infer(
         )
         .into());
     }
+    let received = received.map(|Extension(r)| r);
+    let trace = traced::sample(&app.server, &path.model, &headers, received);
     let request = if is_raw_binary_request(body.len(), header_length) {
         decode_raw_request(model.config(), version, body)?
     } else {
@@ -53,9 +62,13 @@ pub(crate) async fn infer(
         parameters: request.parameters.clone(),
         ..Default::default()
     };
-    let response = app.server.infer_on(&model, request)?.single().await?;
+    let responses = app.server.infer_traced(&model, request, trace.clone())?;
+    let response = responses.single().await?;
+    if let Some(trace) = &trace {
+        trace.report(Activity::InferResponseComplete, Instant::now());
+    }
     let encoded = encode_infer_response(&response, &echo)?;
-    Ok(into_response(encoded, response_encoding(&headers)))
+    Ok(into_response(encoded, response_encoding(&headers), trace))
 }
 
 /// The `Inference-Header-Content-Length` header, read as Triton reads it:
@@ -74,7 +87,7 @@ fn header_length(headers: &HeaderMap, body_length: usize) -> Result<Option<usize
 }
 
 /// Why the body could not be read, naming the limit when it was too large.
-fn body_error(app: &App, rejection: BytesRejection) -> ApiError {
+pub(crate) fn body_error(app: &App, rejection: BytesRejection) -> ApiError {
     let status = rejection.status();
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::new(
@@ -88,7 +101,11 @@ fn body_error(app: &App, rejection: BytesRejection) -> ApiError {
     ApiError::new(status, rejection.body_text())
 }
 
-fn into_response(encoded: EncodedResponse, encoding: Option<Encoding>) -> Response {
+fn into_response(
+    encoded: EncodedResponse,
+    encoding: Option<Encoding>,
+    trace: Option<Trace>,
+) -> Response {
     let content_type = encoded.content_type();
     let header_length = encoded.header_length;
     let (body, content_encoding) = match encoding {
@@ -98,6 +115,10 @@ fn into_response(encoded: EncodedResponse, encoding: Option<Encoding>) -> Respon
         }
         None if header_length.is_none() => (Body::from(encoded.json), None),
         None => (Body::new(Chunks::new(encoded.into_chunks())), None),
+    };
+    let body = match trace {
+        Some(trace) => Body::new(TracedBody::new(body, trace)),
+        None => body,
     };
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();

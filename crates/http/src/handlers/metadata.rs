@@ -20,6 +20,7 @@ pub const EXTENSIONS: &[&str] = &[
     "binary_tensor_data",
     "parameters",
     "statistics",
+    "trace",
     "logging",
 ];
 

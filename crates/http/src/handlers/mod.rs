@@ -1,5 +1,6 @@
 //! Request handlers, one file per protocol area.
 
+pub(crate) mod generate;
 pub(crate) mod health;
 pub(crate) mod infer;
 pub(crate) mod logging;
@@ -7,6 +8,7 @@ pub mod metadata;
 pub(crate) mod repository;
 pub(crate) mod shared_memory;
 pub(crate) mod statistics;
+pub(crate) mod trace;
 
 use serde::Deserialize;
 

@@ -1,7 +1,10 @@
 //! One HTTP/1.1 connection: its time limits, and how it ends when the
 //! server stops.
 
-use std::{convert::Infallible, time::Duration};
+use std::{
+    convert::Infallible,
+    time::{Duration, Instant},
+};
 
 use axum::{
     Router,
@@ -17,7 +20,7 @@ use tokio::{
 use tower::ServiceExt;
 
 use super::{activity::Activity, body_timeout::BodyTimeout};
-use crate::options::HttpOptions;
+use crate::{options::HttpOptions, traced::Received};
 
 /// How long a connection must stay idle, once the server stops, before it
 /// is closed: a request its client sends meanwhile is still answered.
@@ -59,7 +62,8 @@ pub(super) async fn serve<S>(
         let draining = draining.clone();
         service_fn(move |request: Request<Incoming>| {
             let busy = activity.begin();
-            let request = request.map(|body| Body::new(BodyTimeout::new(body, limits.body)));
+            let mut request = request.map(|body| Body::new(BodyTimeout::new(body, limits.body)));
+            request.extensions_mut().insert(Received(Instant::now()));
             let (app, draining) = (app.clone(), draining.clone());
             async move {
                 let Ok(mut response) = app.oneshot(request).await;

@@ -9,6 +9,7 @@ mod connection;
 
 use std::{future::Future, io, sync::Arc, time::Duration};
 
+use axum::Router;
 use oxiserve_core::Server;
 use tokio::{
     net::{TcpListener, TcpStream},
@@ -27,8 +28,19 @@ pub async fn serve(
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let limits = connection::Limits::from(&options);
     let app = router(server, &options);
+    serve_router(listener, app, options, shutdown).await
+}
+
+/// [`serve`] with other routes than the KServe ones (the SageMaker and
+/// Vertex AI endpoints'), under the same connection limits.
+pub async fn serve_router(
+    listener: TcpListener,
+    app: Router,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let limits = connection::Limits::from(&options);
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let (drain, draining) = watch::channel(false);
     let mut connections = JoinSet::new();

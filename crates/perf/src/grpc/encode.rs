@@ -1,17 +1,13 @@
 //! The ModelInferRequest of each prepared request, framed once: inputs as
 //! raw little-endian contents. Requests to a decoupled model ask for an empty
 //! final response (`triton_enable_empty_final_response`), so the stream says
-//! when each request is complete.
+//! when each request is complete. The messages are oxiserve-client's.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use prost::Message;
-use std::collections::HashMap;
-
-use oxiserve_proto::inference::{
-    InferParameter, ModelInferRequest,
-    infer_parameter::ParameterChoice,
-    model_infer_request::{InferInputTensor, InferRequestedOutputTensor},
+use oxiserve_client::{
+    InferInput, InferRequest, InferRequestedOutput, ParameterValue, grpc::model_infer_request,
 };
+use prost::Message;
 
 use super::frame;
 use crate::{inputs::InputTensor, sequence::SequenceStep, shm::Placement};
@@ -23,12 +19,10 @@ pub fn request(
     inputs: &[InputTensor],
     decoupled: bool,
 ) -> Bytes {
-    let message = ModelInferRequest {
-        inputs: inputs.iter().map(|t| input(t, HashMap::new())).collect(),
-        raw_input_contents: inputs.iter().map(|t| t.data.clone()).collect(),
-        ..head(model, version, decoupled)
-    };
-    frame::encode(&message)
+    let request = inputs
+        .iter()
+        .fold(head(model, version, decoupled), |r, t| r.input(input(t)));
+    frame::encode(&model_infer_request(&request))
 }
 
 /// A framed request whose inputs and outputs live in shared memory regions.
@@ -40,36 +34,23 @@ pub fn request_shared(
     outputs: &[(String, Placement)],
     decoupled: bool,
 ) -> Bytes {
-    let message = ModelInferRequest {
-        inputs: inputs
-            .iter()
-            .zip(placed)
-            .map(|(t, p)| input(t, region(p)))
-            .collect(),
-        outputs: outputs
-            .iter()
-            .map(|(name, p)| InferRequestedOutputTensor {
-                name: name.clone(),
-                parameters: region(p),
-            })
-            .collect(),
-        ..head(model, version, decoupled)
-    };
-    frame::encode(&message)
+    let request = inputs
+        .iter()
+        .zip(placed)
+        .fold(head(model, version, decoupled), |r, (t, p)| {
+            r.input(input(t).with_shared_memory(&p.region, p.offset))
+        });
+    let request = outputs.iter().fold(request, |r, (name, p)| {
+        r.output(InferRequestedOutput::new(name).with_shared_memory(&p.region, p.size, p.offset))
+    });
+    frame::encode(&model_infer_request(&request))
 }
 
 /// A framed request with its place in a sequence added: the parameters'
 /// map entries appended to the message (protobuf merges repeated map fields).
 pub fn with_sequence(framed: &Bytes, step: SequenceStep) -> Bytes {
-    let extra = ModelInferRequest {
-        parameters: parameters([
-            ("sequence_id", ParameterChoice::Int64Param(step.id as i64)),
-            ("sequence_start", ParameterChoice::BoolParam(step.start)),
-            ("sequence_end", ParameterChoice::BoolParam(step.end)),
-        ]),
-        ..ModelInferRequest::default()
-    }
-    .encode_to_vec();
+    let marks = InferRequest::default().sequence(step.id, step.start, step.end);
+    let extra = model_infer_request(&marks).encode_to_vec();
     let message = &framed[5..];
     let mut out = BytesMut::with_capacity(framed.len() + extra.len());
     out.put_u8(0);
@@ -82,62 +63,24 @@ pub fn with_sequence(framed: &Bytes, step: SequenceStep) -> Bytes {
 /// The model and the request parameters every request of a run carries:
 /// for a decoupled model, the one that makes its stream end each request with
 /// a response flagged `triton_final_response`.
-fn head(model: &str, version: Option<&str>, decoupled: bool) -> ModelInferRequest {
-    let final_response = decoupled.then_some((
-        "triton_enable_empty_final_response",
-        ParameterChoice::BoolParam(true),
-    ));
-    ModelInferRequest {
-        model_name: model.into(),
-        model_version: version.unwrap_or_default().into(),
-        parameters: parameters(final_response),
-        ..ModelInferRequest::default()
+fn head(model: &str, version: Option<&str>, decoupled: bool) -> InferRequest {
+    let request = InferRequest::new(model).version(version.unwrap_or_default());
+    match decoupled {
+        true => request.parameter(
+            "triton_enable_empty_final_response",
+            ParameterValue::Bool(true),
+        ),
+        false => request,
     }
 }
 
-fn input(t: &InputTensor, parameters: HashMap<String, InferParameter>) -> InferInputTensor {
-    InferInputTensor {
-        name: t.name.clone(),
-        datatype: t.datatype.wire_name().into(),
-        shape: t.shape.clone(),
-        parameters,
-        ..InferInputTensor::default()
-    }
-}
-
-fn region(p: &Placement) -> HashMap<String, InferParameter> {
-    parameters([
-        (
-            "shared_memory_region",
-            ParameterChoice::StringParam(p.region.clone()),
-        ),
-        (
-            "shared_memory_byte_size",
-            ParameterChoice::Int64Param(p.size as i64),
-        ),
-        (
-            "shared_memory_offset",
-            ParameterChoice::Int64Param(p.offset as i64),
-        ),
-    ])
-}
-
-fn parameters<'a>(
-    entries: impl IntoIterator<Item = (&'a str, ParameterChoice)>,
-) -> HashMap<String, InferParameter> {
-    entries
-        .into_iter()
-        .map(|(name, choice)| {
-            let parameter = InferParameter {
-                parameter_choice: Some(choice),
-            };
-            (name.to_string(), parameter)
-        })
-        .collect()
+fn input(t: &InputTensor) -> InferInput {
+    InferInput::from_raw(&t.name, t.datatype, t.shape.clone(), t.data.clone())
 }
 
 #[cfg(test)]
 mod tests {
+    use oxiserve_client::proto::{ModelInferRequest, infer_parameter::ParameterChoice};
     use oxiserve_types::DataType;
 
     use super::*;

@@ -3,13 +3,17 @@
 use std::{sync::Arc, time::Instant};
 
 use bytes::Bytes;
-use hyper::Uri;
+use hyper::{Response, StatusCode, Uri, body::Incoming};
 
-use super::{api::read_unary, conn::GrpcConn, encode::with_sequence, frame::Decoder};
+use super::{
+    conn::GrpcConn,
+    encode::with_sequence,
+    frame::{self, Decoder},
+};
 use crate::{
     client::{Connector, InferClient, Outcome},
-    error::Result,
-    http::body::{OnceBody, SendClock},
+    error::{Error, Result},
+    http::body::{OnceBody, SendClock, next_frame},
     sequence::SequenceStep,
     target::Target,
 };
@@ -95,5 +99,34 @@ impl InferClient for GrpcInfer {
             responses: 1,
             error: None,
         }
+    }
+}
+
+/// Reads a unary answer to its end: its message (if any) once the status is OK.
+async fn read_unary(
+    response: &mut Response<Incoming>,
+    decoder: &mut Decoder,
+) -> Result<Option<Bytes>> {
+    if response.status() != StatusCode::OK {
+        return Err(Error::new(format!(
+            "HTTP status {} (is this a gRPC port?)",
+            response.status()
+        )));
+    }
+    let mut status = frame::status(response.headers());
+    while let Some(f) = next_frame(response.body_mut()).await {
+        match f?.into_data() {
+            Ok(data) => decoder.push(&data),
+            Err(f) => {
+                if let Ok(trailers) = f.into_trailers() {
+                    status = frame::status(&trailers);
+                }
+            }
+        }
+    }
+    match status {
+        Some(Ok(())) => decoder.next_message().map_err(Error::new),
+        Some(Err(e)) => Err(Error::new(e)),
+        None => Err(Error::new("the answer has no gRPC status")),
     }
 }

@@ -1,7 +1,7 @@
-//! KServe v2 over gRPC (`inference.GRPCInferenceService`), spoken directly
-//! over hyper's HTTP/2 client with the prost messages of oxiserve-proto.
+//! Inference over gRPC for the load (`ModelInfer`, `ModelStreamInfer`),
+//! spoken directly over hyper's HTTP/2 client with requests framed once.
+//! The other calls go through oxiserve-client.
 
-pub mod api;
 pub mod conn;
 pub mod encode;
 pub mod frame;

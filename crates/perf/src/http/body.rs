@@ -49,7 +49,7 @@ impl SendClock {
 #[derive(Debug)]
 pub struct OnceBody {
     data: Option<Bytes>,
-    clock: Option<Arc<SendClock>>,
+    clock: Arc<SendClock>,
 }
 
 impl OnceBody {
@@ -57,15 +57,7 @@ impl OnceBody {
     pub fn timed(data: Bytes, clock: Arc<SendClock>) -> Self {
         OnceBody {
             data: Some(data),
-            clock: Some(clock),
-        }
-    }
-
-    /// A body without timing.
-    pub fn plain(data: Bytes) -> Self {
-        OnceBody {
-            data: Some(data),
-            clock: None,
+            clock,
         }
     }
 }
@@ -79,8 +71,8 @@ impl Body for OnceBody {
         _cx: &mut Context<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Bytes>, Self::Error>>> {
         let frame = self.data.take().map(|d| Ok(Frame::data(d)));
-        if let (Some(clock), Some(_)) = (&self.clock, &frame) {
-            clock.mark();
+        if frame.is_some() {
+            self.clock.mark();
         }
         Poll::Ready(frame)
     }

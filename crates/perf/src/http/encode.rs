@@ -2,10 +2,12 @@
 //! Triton's binary tensor extension (JSON header + raw bytes).
 
 use bytes::Bytes;
-use oxiserve_types::DataType;
+use oxiserve_client::http::json_data;
 use serde_json::{Map, Value, json};
 
-use crate::{cli::TensorFormat, inputs::InputTensor, sequence::SequenceStep, shm::Placement};
+use crate::{
+    cli::TensorFormat, error::Result, inputs::InputTensor, sequence::SequenceStep, shm::Placement,
+};
 
 /// A ready-to-send inference body.
 #[derive(Debug, Clone)]
@@ -79,9 +81,9 @@ pub fn encode(
     inputs: &[InputTensor],
     input_format: TensorFormat,
     output_format: TensorFormat,
-) -> PreparedBody {
+) -> Result<PreparedBody> {
     let binary = input_format == TensorFormat::Binary;
-    let tensors: Vec<Value> = inputs
+    let tensors = inputs
         .iter()
         .map(|t| {
             let mut entry =
@@ -89,11 +91,11 @@ pub fn encode(
             if binary {
                 entry["parameters"] = json!({"binary_data_size": t.data.len()});
             } else {
-                entry["data"] = Value::Array(json_values(t));
+                entry["data"] = Value::Array(json_data(&t.name, t.datatype, &t.shape, &t.data)?);
             }
-            entry
+            Ok(entry)
         })
-        .collect();
+        .collect::<Result<Vec<Value>>>()?;
     let mut rest = Map::new();
     rest.insert("inputs".into(), Value::Array(tensors));
     let mut parameters = Map::new();
@@ -102,22 +104,22 @@ pub fn encode(
     }
     let (header, slot) = header_json(parameters, rest);
     if !binary {
-        return PreparedBody {
+        return Ok(PreparedBody {
             body: Bytes::from(header),
             header_length: None,
             parameters: slot,
-        };
+        });
     }
     let header_length = header.len();
     let mut body = header;
     for t in inputs {
         body.extend_from_slice(&t.data);
     }
-    PreparedBody {
+    Ok(PreparedBody {
         body: Bytes::from(body),
         header_length: Some(header_length),
         parameters: slot,
-    }
+    })
 }
 
 /// A JSON body whose inputs and outputs live in shared memory regions.
@@ -147,43 +149,10 @@ pub fn encode_shared(
     }
 }
 
-/// The elements of a tensor as JSON values.
-fn json_values(t: &InputTensor) -> Vec<Value> {
-    let d = &t.data;
-    match t.datatype {
-        DataType::Bytes => oxiserve_types::bytes_elements(
-            &t.name,
-            d,
-            oxiserve_types::element_count(&t.shape).unwrap_or(0),
-        )
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| Value::String(String::from_utf8_lossy(e).into_owned()))
-        .collect(),
-        DataType::Bool => d.iter().map(|b| json!(*b != 0)).collect(),
-        DataType::Uint8 => d.iter().map(|b| json!(b)).collect(),
-        DataType::Int8 => d.iter().map(|b| json!(*b as i8)).collect(),
-        DataType::Uint16 => chunks(d, |c: [u8; 2]| json!(u16::from_le_bytes(c))),
-        DataType::Int16 => chunks(d, |c: [u8; 2]| json!(i16::from_le_bytes(c))),
-        DataType::Uint32 => chunks(d, |c: [u8; 4]| json!(u32::from_le_bytes(c))),
-        DataType::Int32 => chunks(d, |c: [u8; 4]| json!(i32::from_le_bytes(c))),
-        DataType::Uint64 => chunks(d, |c: [u8; 8]| json!(u64::from_le_bytes(c))),
-        DataType::Int64 => chunks(d, |c: [u8; 8]| json!(i64::from_le_bytes(c))),
-        DataType::Fp16 => chunks(d, |c: [u8; 2]| json!(half::f16::from_le_bytes(c).to_f32())),
-        DataType::Bf16 => chunks(d, |c: [u8; 2]| json!(half::bf16::from_le_bytes(c).to_f32())),
-        DataType::Fp32 => chunks(d, |c: [u8; 4]| json!(f32::from_le_bytes(c))),
-        DataType::Fp64 => chunks(d, |c: [u8; 8]| json!(f64::from_le_bytes(c))),
-    }
-}
-
-fn chunks<const N: usize>(data: &[u8], f: impl Fn([u8; N]) -> Value) -> Vec<Value> {
-    data.chunks_exact(N)
-        .map(|c| f(c.try_into().expect("exact chunk")))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use oxiserve_types::DataType;
+
     use super::*;
 
     fn tensor() -> InputTensor {
@@ -197,7 +166,7 @@ mod tests {
 
     #[test]
     fn json_body_carries_values() {
-        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json);
+        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json).unwrap();
         assert_eq!(p.header_length, None);
         let v: Value = serde_json::from_slice(&p.body).unwrap();
         assert_eq!(
@@ -226,7 +195,7 @@ mod tests {
 
     #[test]
     fn binary_body_is_header_then_bytes() {
-        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary);
+        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary).unwrap();
         let n = p.header_length.unwrap();
         let v: Value = serde_json::from_slice(&p.body[..n]).unwrap();
         assert_eq!(v["inputs"][0]["parameters"]["binary_data_size"], 8);
@@ -243,13 +212,13 @@ mod tests {
         };
         let sequence = json!({"sequence_id": 42, "sequence_start": true, "sequence_end": false});
         // a JSON body without parameters: they are added
-        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json);
+        let p = encode(&[tensor()], TensorFormat::Json, TensorFormat::Json).unwrap();
         let (body, length) = p.with_sequence(step);
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!((v["parameters"].clone(), length), (sequence.clone(), None));
         assert_eq!(v["inputs"][0]["data"], json!([1, -1]));
         // a binary body with parameters: they are merged, the header grows
-        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary);
+        let p = encode(&[tensor()], TensorFormat::Binary, TensorFormat::Binary).unwrap();
         let (body, length) = p.with_sequence(step);
         let n = length.unwrap();
         let v: Value = serde_json::from_slice(&body[..n]).unwrap();

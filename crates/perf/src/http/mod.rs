@@ -1,6 +1,7 @@
-//! KServe v2 over HTTP/1.1: connections, request bodies, JSON endpoints.
+//! Inference over HTTP/1.1 for the load: connections driven by their task,
+//! request bodies encoded once. The other endpoints go through
+//! oxiserve-client.
 
-pub mod api;
 pub mod body;
 pub mod conn;
 pub mod encode;

@@ -3,8 +3,7 @@
 //! /dev/shm, what `shm_open` creates on Linux), and each output gets a slot
 //! in a second one; requests then name regions instead of carrying data.
 
-use std::path::PathBuf;
-
+use oxiserve_client::shm::SystemSharedMemoryRegion;
 use oxiserve_types::element_count;
 
 use crate::{
@@ -21,14 +20,6 @@ pub struct Placement {
     pub size: u64,
 }
 
-/// A region: its registered name, `shm_open` key and size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Region {
-    pub name: String,
-    pub key: String,
-    pub size: u64,
-}
-
 /// The shared memory behind a run; the objects are removed on drop.
 #[derive(Debug)]
 pub struct SharedMemory {
@@ -36,7 +27,8 @@ pub struct SharedMemory {
     pub inputs: Vec<Vec<Placement>>,
     /// Each model output and its slot.
     pub outputs: Vec<(String, Placement)>,
-    pub regions: Vec<Region>,
+    /// The inputs' region, then the outputs'.
+    pub regions: [SystemSharedMemoryRegion; 2],
 }
 
 impl SharedMemory {
@@ -91,50 +83,21 @@ impl SharedMemory {
                 (o.name.clone(), placement)
             })
             .collect();
-        let regions = vec![
-            Region {
-                key: format!("/{input_name}"),
-                name: input_name,
-                size: data.len() as u64,
-            },
-            Region {
-                key: format!("/{output_name}"),
-                name: output_name,
-                size: offset,
-            },
+        let region = |name: String, size| {
+            SystemSharedMemoryRegion::create(&name, &format!("/{name}"), size)
+                .map_err(|e| Error::new(format!("cannot create shared memory: {e}")))
+        };
+        let regions = [
+            region(input_name, data.len() as u64)?,
+            region(output_name, offset)?,
         ];
-        let memory = SharedMemory {
+        regions[0].write(0, &data)?;
+        Ok(SharedMemory {
             inputs,
             outputs,
             regions,
-        };
-        memory.write(0, &data)?;
-        memory.write(1, &vec![0; offset as usize])?;
-        Ok(memory)
-    }
-
-    fn write(&self, region: usize, data: &[u8]) -> Result<()> {
-        let path = path(&self.regions[region]);
-        std::fs::write(&path, data).map_err(|e| {
-            Error::new(format!(
-                "cannot create shared memory {}: {e}",
-                path.display()
-            ))
         })
     }
-}
-
-impl Drop for SharedMemory {
-    fn drop(&mut self) {
-        for region in &self.regions {
-            let _ = std::fs::remove_file(path(region));
-        }
-    }
-}
-
-/// The file `shm_open(key)` opens on Linux.
-fn path(region: &Region) -> PathBuf {
-    PathBuf::from("/dev/shm").join(region.key.trim_start_matches('/'))
 }
 
 #[cfg(test)]
@@ -178,10 +141,10 @@ mod tests {
             (memory.outputs[1].1.offset, memory.outputs[1].1.size),
             (24, 100)
         );
-        let file = path(&memory.regions[0]);
+        let file = std::path::PathBuf::from(format!("/dev/shm{}", memory.regions[0].key()));
         let written = std::fs::read(&file).unwrap();
         assert_eq!(written[7..9], [1, 2]);
-        assert_eq!(memory.regions[1].size, 124);
+        assert_eq!(memory.regions[1].byte_size(), 124);
         drop(memory);
         assert!(!file.exists());
     }

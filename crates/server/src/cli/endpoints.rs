@@ -235,22 +235,22 @@ pub struct SagemakerOptions {
     pub sagemaker_thread_count: u32,
 }
 
-/// Vertex AI endpoint flags. (Triton also reads AIP_MODE and AIP_HTTP_PORT;
-/// oxiserve does not.)
+/// Vertex AI endpoint flags (`AIP_MODE` and `AIP_HTTP_PORT` give defaults,
+/// see `environment.rs`).
 #[derive(Clone, Debug, PartialEq, Args)]
 #[command(next_help_heading = "Vertex")]
 #[group(skip)]
 pub struct VertexAiOptions {
-    /// Listen for Vertex AI requests.
+    /// Listen for Vertex AI requests [default: true with AIP_MODE=PREDICTION].
     #[arg(long, default_value = "false", value_parser = parse_bool, action = ArgAction::Set, value_name = "BOOL")]
     pub allow_vertex_ai: bool,
-    /// Vertex AI port.
+    /// Vertex AI port [default: AIP_HTTP_PORT if set].
     #[arg(long, default_value_t = 8080, value_name = "PORT")]
     pub vertex_ai_port: u16,
     /// Threads handling Vertex AI requests.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub vertex_ai_thread_count: u32,
-    /// Model used for single-model inference requests.
+    /// Model of predictions without a redirect [default: the repository's only model].
     #[arg(long, value_name = "MODEL")]
     pub vertex_ai_default_model: Option<String>,
 }

@@ -4,14 +4,17 @@
 //!
 //! Differences from `tritonserver`: booleans also take `yes`/`no`; numbers
 //! are checked strictly (ports must fit in 16 bits, counts are unsigned);
-//! port 0 means "any free port", so it never collides with another endpoint;
-//! the Vertex AI environment variables (AIP_*) are not read.
+//! port 0 means "any free port", so it never collides with another endpoint
+//! nor leaves `--sagemaker-safe-port-range`. The Vertex AI environment
+//! variables (AIP_*) are read as `tritonserver` reads them.
 
 pub mod endpoints;
+mod environment;
 pub mod options;
 pub mod resources;
 mod rules;
 mod table;
+mod trace;
 mod unsupported;
 pub mod values;
 
@@ -69,6 +72,9 @@ where
             let mut options = cli.options;
             options.passed = passed;
             options.finish();
+            options
+                .apply_environment(|name| std::env::var(name).ok())
+                .map_err(|message| cmd.error(ErrorKind::ValueValidation, message))?;
             options
                 .check()
                 .map_err(|(kind, message)| cmd.error(kind, message))?;

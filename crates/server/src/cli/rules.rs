@@ -60,6 +60,8 @@ impl ServerOptions {
                 "--response-cache-byte-size and --cache-config are incompatible: give one or the other",
             );
         }
+        self.trace_config()
+            .map_err(|message| (ErrorKind::ValueValidation, message))?;
         for (flags, kind) in [
             (&self.http.http_restricted_api, "api"),
             (&self.grpc.grpc_restricted_protocol, "protocol"),
@@ -71,8 +73,12 @@ impl ServerOptions {
             .map_err(|message| (ErrorKind::ArgumentConflict, message))
     }
 
-    /// No two enabled endpoints on the same address and (non-zero) port.
+    /// No two enabled endpoints on the same address and (non-zero) port;
+    /// with `--sagemaker-safe-port-range`, no other endpoint on SageMaker's
+    /// address outside the range.
     fn check_ports(&self) -> Result<(), String> {
+        // SageMaker and Vertex AI listen on every address, as in Triton.
+        let any = "0.0.0.0".to_string();
         let endpoints = [
             (
                 "HTTP",
@@ -92,6 +98,18 @@ impl ServerOptions {
                 &self.metrics.metrics_address,
                 self.metrics.metrics_port,
             ),
+            (
+                "SageMaker",
+                self.sagemaker.allow_sagemaker,
+                &any,
+                self.sagemaker.sagemaker_port,
+            ),
+            (
+                "Vertex AI",
+                self.vertex_ai.allow_vertex_ai,
+                &any,
+                self.vertex_ai.vertex_ai_port,
+            ),
         ];
         let enabled: Vec<(&str, &String, u16)> = endpoints
             .into_iter()
@@ -105,6 +123,23 @@ impl ServerOptions {
             if let Some((other, ..)) = clash {
                 return Err(format!(
                     "the server cannot listen to {name} requests and {other} requests at the same address and port {address}:{port}"
+                ));
+            }
+        }
+        let sagemaker = &self.sagemaker;
+        if let Some(range) = sagemaker
+            .sagemaker_safe_port_range
+            .filter(|_| sagemaker.allow_sagemaker)
+        {
+            let outside = enabled.iter().find(|&&(name, address, port)| {
+                name != "SageMaker"
+                    && *address == any
+                    && !(range.first..=range.last).contains(&port)
+            });
+            if let Some((name, _, port)) = outside {
+                return Err(format!(
+                    "The server cannot listen to {name} requests at port {port}, allowed port range is [{}, {}]",
+                    range.first, range.last
                 ));
             }
         }

@@ -1,9 +1,7 @@
 //! Flags oxiserve accepts but does not act on yet, and deprecated flags.
 
-use clap::ValueEnum;
-
 use super::options::ServerOptions;
-use super::values::{RateLimitMode, TraceConfig, TraceLevel};
+use super::values::RateLimitMode;
 
 /// Whether the options' value of a flag asks for its feature.
 type AsksForFeature = fn(&ServerOptions) -> bool;
@@ -11,9 +9,8 @@ type AsksForFeature = fn(&ServerOptions) -> bool;
 /// The flags of features oxiserve does not implement yet: the one list to
 /// shrink as features land. A flag given on the command line is reported
 /// when its value asks for the feature; a value that turns the feature off
-/// (`--allow-sagemaker=false`, `--rate-limit=off`, ...) is fine.
+/// (`--rate-limit=off`, `--enable-peer-access=false`, ...) is fine.
 const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
-    ("model-namespacing", |o| o.repository.model_namespacing),
     ("enable-peer-access", |o| o.repository.enable_peer_access),
     ("reuse-http-port", |o| o.http.reuse_http_port),
     ("http-header-forward-pattern", |o| {
@@ -26,24 +23,6 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("grpc-http2-max-pings-without-data", always),
     ("grpc-http2-min-recv-ping-interval-without-data", always),
     ("grpc-http2-max-ping-strikes", always),
-    ("allow-sagemaker", |o| o.sagemaker.allow_sagemaker),
-    ("sagemaker-port", always),
-    ("sagemaker-safe-port-range", always),
-    ("sagemaker-thread-count", always),
-    ("allow-vertex-ai", |o| o.vertex_ai.allow_vertex_ai),
-    ("vertex-ai-port", always),
-    ("vertex-ai-thread-count", always),
-    ("vertex-ai-default-model", always),
-    ("trace-config", |o| {
-        !o.trace.trace_config.iter().all(turns_tracing_off)
-    }),
-    ("trace-file", always),
-    ("trace-level", |o| {
-        o.trace.trace_level.iter().any(|l| *l != TraceLevel::Off)
-    }),
-    ("trace-rate", always),
-    ("trace-count", always),
-    ("trace-log-frequency", always),
     ("cache-config", always),
     ("cache-directory", always),
     ("response-cache-byte-size", always),
@@ -89,12 +68,6 @@ const DEPRECATED: &[(&str, &str)] = &[
 
 fn always(_: &ServerOptions) -> bool {
     true
-}
-
-fn turns_tracing_off(config: &TraceConfig) -> bool {
-    config.mode.is_none()
-        && config.setting == "level"
-        && TraceLevel::from_str(&config.value, true).is_ok_and(|level| level == TraceLevel::Off)
 }
 
 impl ServerOptions {

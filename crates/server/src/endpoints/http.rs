@@ -27,7 +27,23 @@ pub(super) async fn start(
         .transpose()
         .map_err(|e| format!("HTTP SSL: {e}"))?;
     let (listener, _) = bind("HTTPService", &http.http_address, http.http_port).await?;
-    let http_options = oxiserve_http::HttpOptions {
+    let http_options = http_options(options, tls);
+    let server = server.clone();
+    Ok(Some(Box::pin(async move {
+        oxiserve_http::serve(listener, server, http_options, shutdown.wait())
+            .await
+            .map_err(|e| format!("HTTP service failed: {e}"))
+    })))
+}
+
+/// The HTTP frontend's settings from the `--http-*` flags (the SageMaker
+/// and Vertex AI endpoints take their limits too).
+pub(super) fn http_options(
+    options: &ServerOptions,
+    tls: Option<TlsAcceptor>,
+) -> oxiserve_http::HttpOptions {
+    let http = &options.http;
+    oxiserve_http::HttpOptions {
         max_body_bytes: http.http_max_input_size,
         max_connections: http.http_max_connections,
         header_timeout: Duration::from_secs(http.http_header_timeout_secs),
@@ -35,11 +51,5 @@ pub(super) async fn start(
         // As in Triton, the header is the flag's key as is.
         restrictions: restrictions(&http.http_restricted_api, str::to_string),
         tls,
-    };
-    let server = server.clone();
-    Ok(Some(Box::pin(async move {
-        oxiserve_http::serve(listener, server, http_options, shutdown.wait())
-            .await
-            .map_err(|e| format!("HTTP service failed: {e}"))
-    })))
+    }
 }

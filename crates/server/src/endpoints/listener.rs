@@ -36,6 +36,8 @@ fn start_error(what: &str, wanted: &str, error: &std::io::Error) -> String {
     let service = match what {
         "HTTPService" => "HTTP",
         "GRPCInferenceService" => "GRPC",
+        "Sagemaker HTTPService" => "Sagemaker",
+        "Vertex AI HTTPService" => "Vertex AI",
         other => other.trim_end_matches(" Service"),
     };
     match error.kind() {

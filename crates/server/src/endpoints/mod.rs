@@ -11,11 +11,14 @@ mod http;
 mod listener;
 mod metrics;
 mod restrictions;
+pub mod sagemaker;
 mod service;
 mod signal;
 mod tls;
+mod vertex_ai;
 
 use std::{
+    path::PathBuf,
     process::ExitCode,
     time::{Duration, Instant},
 };
@@ -31,11 +34,13 @@ pub const EXTENSIONS: &[&str] = oxiserve_http::EXTENSIONS;
 
 /// Serves every enabled endpoint until SIGINT or SIGTERM, then drains and
 /// unloads (after stopping the repository `poller`, if any).
+/// `sagemaker_registry` is the SageMaker endpoint's [`sagemaker::registry`].
 pub fn serve(
     server: Server,
     options: &ServerOptions,
     metrics: Registry,
     poller: Option<Poller>,
+    sagemaker_registry: Option<PathBuf>,
 ) -> ExitCode {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let workers = worker_threads(options.http.http_thread_count, cpus);
@@ -52,7 +57,13 @@ pub fn serve(
         }
     };
     let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
-    let (code, deadline) = runtime.block_on(run(server.clone(), options, metrics, poller));
+    let (code, deadline) = runtime.block_on(run(
+        server.clone(),
+        options,
+        metrics,
+        poller,
+        sagemaker_registry,
+    ));
     runtime.shutdown_timeout(deadline.saturating_duration_since(Instant::now()));
     // Models finish their queued requests and unload (Python models run
     // `finalize`) within what is left of --exit-timeout-secs.
@@ -60,6 +71,8 @@ pub fn serve(
     let (unloaded, waited) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         server.shutdown();
+        // The last traces are written (or exported) once no request is left.
+        server.tracing().shutdown();
         let _ = unloaded.send(());
     });
     let left = deadline.saturating_duration_since(Instant::now());
@@ -97,6 +110,7 @@ async fn run(
     options: &ServerOptions,
     metrics: Registry,
     poller: Option<Poller>,
+    sagemaker_registry: Option<PathBuf>,
 ) -> (ExitCode, Instant) {
     let exit_timeout = Duration::from_secs(u64::from(options.exit_timeout_secs));
     let fail = || (ExitCode::FAILURE, Instant::now() + exit_timeout);
@@ -110,10 +124,15 @@ async fn run(
     let (stop, stopped) = watch::channel(false);
     let (stop_http, http_stopped) = watch::channel(false);
     let shutdown = Shutdown(stopped);
+    // The SageMaker and Vertex AI endpoints are HTTP endpoints: they stop
+    // with the HTTP one.
+    let http_shutdown = Shutdown(http_stopped);
     // Each endpoint binds in turn; a failure to bind stops start-up.
     let started = [
         grpc::start(&server, options, shutdown.clone()).await,
-        http::start(&server, options, Shutdown(http_stopped)).await,
+        http::start(&server, options, http_shutdown.clone()).await,
+        sagemaker::start(&server, options, sagemaker_registry, http_shutdown.clone()).await,
+        vertex_ai::start(&server, options, &metrics, http_shutdown).await,
         metrics::start(metrics, options, shutdown.clone()).await,
     ];
     let mut services: Vec<Option<Service>> = Vec::new();
@@ -126,9 +145,10 @@ async fn run(
             }
         }
     }
-    let [grpc, http, metrics] = <[Option<Service>; 3]>::try_from(services)
-        .unwrap_or_else(|_| unreachable!("three endpoints were started"));
-    if grpc.is_none() && http.is_none() && metrics.is_none() {
+    let [grpc, http, sagemaker, vertex_ai, metrics] = <[Option<Service>; 5]>::try_from(services)
+        .unwrap_or_else(|_| unreachable!("five endpoints were started"));
+    let http: Vec<Service> = [http, sagemaker, vertex_ai].into_iter().flatten().collect();
+    if grpc.is_none() && http.is_empty() && metrics.is_none() {
         log::warn!("no endpoint is enabled; waiting for a signal to exit");
     }
     let mut http_running = JoinSet::new();

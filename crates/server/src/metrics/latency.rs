@@ -12,12 +12,17 @@ use std::time::Duration;
 
 use oxiserve_core::{HistogramSnapshot, LATENCY_BUCKETS_US, LatencySnapshot};
 
-use super::text::{Kind, TextWriter};
+use super::{
+    models::model_labels,
+    text::{Buckets, Kind, TextWriter},
+};
 
 /// A loaded model version's own metrics.
 #[derive(Debug, Clone, Default)]
 pub struct LatencySample {
     pub name: String,
+    /// The model's namespace with `--model-namespacing`.
+    pub namespace: Option<String>,
     pub version: i64,
     /// `None` when histograms are off.
     pub histograms: Option<LatencySnapshot>,
@@ -59,7 +64,7 @@ pub fn write(w: &mut TextWriter, models: &[LatencySample]) {
     );
     for m in models {
         let version = m.version.to_string();
-        let labels = [("model", m.name.as_str()), ("version", &version)];
+        let labels = model_labels(&m.name, m.namespace.as_deref(), &version);
         w.sample(load, &labels, m.load_duration.as_secs_f64());
     }
 }
@@ -72,24 +77,20 @@ fn write_histogram(
     pick: Pick,
 ) {
     w.family(name, help, Kind::Histogram);
-    let bucket = format!("{name}_bucket");
-    let bounds: Vec<String> = LATENCY_BUCKETS_US
-        .iter()
-        .map(u64::to_string)
-        .chain(["+Inf".to_string()])
-        .collect();
+    let bounds = LATENCY_BUCKETS_US.map(|b| b as f64);
     for m in models {
         let Some(h) = m.histograms.as_ref().map(pick) else {
             continue;
         };
         let version = m.version.to_string();
-        let model = [("model", m.name.as_str()), ("version", version.as_str())];
-        for (le, count) in bounds.iter().zip(&h.cumulative) {
-            let labels = [model[0], model[1], ("le", le.as_str())];
-            w.sample(&bucket, &labels, *count as f64);
-        }
-        w.sample(&format!("{name}_sum"), &model, h.sum_us as f64);
-        w.sample(&format!("{name}_count"), &model, h.count() as f64);
+        let labels = model_labels(&m.name, m.namespace.as_deref(), &version);
+        let buckets = Buckets {
+            bounds: &bounds,
+            cumulative: &h.cumulative[..bounds.len()],
+            count: h.count(),
+            sum: h.sum as f64,
+        };
+        w.histogram(name, &labels, buckets);
     }
 }
 
@@ -107,7 +108,10 @@ mod tests {
         for slot in cumulative.iter_mut().skip(counts.len()) {
             *slot = total;
         }
-        HistogramSnapshot { cumulative, sum_us }
+        HistogramSnapshot {
+            cumulative,
+            sum: sum_us,
+        }
     }
 
     #[test]
@@ -115,6 +119,7 @@ mod tests {
         let h = histogram(&[1, 0, 2], 400);
         let sample = LatencySample {
             name: "m".into(),
+            namespace: None,
             version: 2,
             histograms: Some(LatencySnapshot {
                 request: h.clone(),
@@ -128,10 +133,10 @@ mod tests {
         let text = w.finish();
         for line in [
             "# TYPE oxi_inference_request_duration_us histogram",
-            "oxi_inference_request_duration_us_bucket{le=\"50\",model=\"m\",version=\"2\"} 1",
-            "oxi_inference_request_duration_us_bucket{le=\"100\",model=\"m\",version=\"2\"} 1",
-            "oxi_inference_request_duration_us_bucket{le=\"250\",model=\"m\",version=\"2\"} 3",
-            "oxi_inference_request_duration_us_bucket{le=\"+Inf\",model=\"m\",version=\"2\"} 3",
+            "oxi_inference_request_duration_us_bucket{model=\"m\",version=\"2\",le=\"50\"} 1",
+            "oxi_inference_request_duration_us_bucket{model=\"m\",version=\"2\",le=\"100\"} 1",
+            "oxi_inference_request_duration_us_bucket{model=\"m\",version=\"2\",le=\"250\"} 3",
+            "oxi_inference_request_duration_us_bucket{model=\"m\",version=\"2\",le=\"+Inf\"} 3",
             "oxi_inference_request_duration_us_sum{model=\"m\",version=\"2\"} 400",
             "oxi_inference_request_duration_us_count{model=\"m\",version=\"2\"} 3",
             "oxi_model_load_duration_seconds{model=\"m\",version=\"2\"} 1.5",

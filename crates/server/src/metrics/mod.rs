@@ -1,24 +1,31 @@
-//! Prometheus metrics: Triton's `nv_*` families plus oxiserve's `oxi_*`
-//! histograms, all rendered by one [`Registry`] at scrape time.
+//! Prometheus metrics: Triton's `nv_*` families, the custom families
+//! backends register, and oxiserve's `oxi_*` histograms, all rendered by one
+//! [`Registry`] at scrape time. Families come in Triton's order: counters,
+//! gauges, histograms, summaries (Triton's own before custom ones of the
+//! same type), then oxiserve's.
 
+mod custom;
+mod first_response;
 mod latency;
 mod models;
 mod settings;
+mod summaries;
 mod system;
 mod text;
 
 use std::sync::Arc;
 
+use oxiserve_backend::metrics::MetricKind;
 use oxiserve_core::Server;
 
 pub use settings::MetricsSettings;
 use system::{SystemGauges, write_pinned_memory};
 use text::TextWriter;
 
-/// Every metric the server exposes: counters read from the core's statistics
-/// at scrape time, the pinned memory pool's gauges (a pool of the size asked
-/// for, never used), CPU and memory gauges refreshed by
-/// [`Registry::poll_system`].
+/// Every metric the server exposes: counters, summaries and histograms read
+/// from the core's statistics at scrape time, the custom families of its
+/// models, the pinned memory pool's gauges (a pool of the size asked for,
+/// never used), CPU and memory gauges refreshed by [`Registry::poll_system`].
 #[derive(Debug, Clone)]
 pub struct Registry {
     server: Server,
@@ -49,28 +56,56 @@ impl Registry {
     /// The text of one scrape.
     pub fn render(&self) -> String {
         let loaded = self.server.loaded_models();
-        let model_samples: Vec<models::ModelSample> = loaded
-            .iter()
-            .map(|m| models::ModelSample {
+        let mut model_samples = Vec::with_capacity(loaded.len());
+        let mut latency_samples = Vec::with_capacity(loaded.len());
+        let mut summary_samples = Vec::new();
+        let mut first_responses = Vec::new();
+        for m in &loaded {
+            let (name, version) = (m.name().to_string(), m.version());
+            let namespace = m.namespace().map(str::to_string);
+            let latency = m.latency();
+            model_samples.push(models::ModelSample {
                 stats: m.statistics(),
                 pending: m.pending_requests(),
-            })
-            .collect();
-        let latency_samples: Vec<latency::LatencySample> = loaded
-            .iter()
-            .map(|m| latency::LatencySample {
-                name: m.name().to_string(),
-                version: m.version(),
-                histograms: m.latency(),
+                namespace: namespace.clone(),
+            });
+            if let Some(summaries) = latency.summaries {
+                summary_samples.push(summaries::SummarySample {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                    version,
+                    summaries,
+                });
+            }
+            if let Some(histogram) = latency.first_response {
+                first_responses.push(first_response::FirstResponseSample {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                    version,
+                    histogram,
+                });
+            }
+            latency_samples.push(latency::LatencySample {
+                name,
+                namespace,
+                version,
+                histograms: latency.histograms,
                 load_duration: m.load_duration(),
-            })
-            .collect();
+            });
+        }
+        let custom = self.server.manager().custom_metrics().snapshot();
         let mut w = TextWriter::default();
-        models::write(&mut w, &model_samples, self.settings.counter_latencies);
+        models::write_counters(&mut w, &model_samples, self.settings.counter_latencies);
+        custom::write(&mut w, &custom, MetricKind::Counter);
+        models::write_pending(&mut w, &model_samples);
         write_pinned_memory(&mut w, self.settings.pinned_memory_pool_bytes);
         if self.settings.cpu_metrics {
             self.system.write(&mut w);
         }
+        custom::write(&mut w, &custom, MetricKind::Gauge);
+        first_response::write(&mut w, &first_responses);
+        custom::write(&mut w, &custom, MetricKind::Histogram);
+        summaries::write(&mut w, &summary_samples);
         latency::write(&mut w, &latency_samples);
         w.finish()
     }

@@ -10,12 +10,32 @@ use super::text::{Kind, TextWriter};
 pub struct ModelSample {
     pub stats: ModelStatistics,
     pub pending: usize,
+    /// The model's namespace with `--model-namespacing`.
+    pub namespace: Option<String>,
 }
 
 impl ModelSample {
     fn version(&self) -> String {
         self.stats.version.to_string()
     }
+
+    fn labels<'a>(&'a self, version: &'a str) -> Vec<(&'a str, &'a str)> {
+        model_labels(&self.stats.name, self.namespace.as_deref(), version)
+    }
+}
+
+/// The labels naming a model version in every per-model family: `model`,
+/// `version` and, with `--model-namespacing`, Triton's `namespace`.
+pub(super) fn model_labels<'a>(
+    name: &'a str,
+    namespace: Option<&'a str>,
+    version: &'a str,
+) -> Vec<(&'a str, &'a str)> {
+    let mut labels = vec![("model", name), ("version", version)];
+    if let Some(namespace) = namespace {
+        labels.push(("namespace", namespace));
+    }
+    labels
 }
 
 /// A counter family of one value per model version.
@@ -70,15 +90,18 @@ fn micros(d: StatDuration) -> u64 {
     d.ns / 1000
 }
 
-/// Writes Triton's per-model families; `latency_counters` adds the
-/// cumulative duration counters (`--metrics-config counter_latencies`).
-pub fn write(w: &mut TextWriter, models: &[ModelSample], latency_counters: bool) {
+/// Writes Triton's per-model counters; `latency_counters`
+/// (`--metrics-config counter_latencies`) adds the cumulative duration
+/// counters. Without them, as in Triton 2.51, the other counters stay at 0.
+pub fn write_counters(w: &mut TextWriter, models: &[ModelSample], latency_counters: bool) {
+    let counted = |value: u64| if latency_counters { value as f64 } else { 0.0 };
     write_counter(
         w,
         models,
         "nv_inference_request_success",
         "Number of successful inference requests, all batch sizes",
         |s| s.inference_stats.success.count,
+        counted,
     );
     let failure = "nv_inference_request_failure";
     w.family(
@@ -89,22 +112,23 @@ pub fn write(w: &mut TextWriter, models: &[ModelSample], latency_counters: bool)
     for m in models {
         let version = m.version();
         for reason in FailureReason::ALL {
-            let labels = [
-                ("model", m.stats.name.as_str()),
-                ("reason", reason.label()),
-                ("version", version.as_str()),
-            ];
-            w.sample(failure, &labels, m.stats.failures.get(reason) as f64);
+            let mut labels = m.labels(&version);
+            labels.push(("reason", reason.label()));
+            w.sample(failure, &labels, counted(m.stats.failures.get(reason)));
         }
     }
     for family in &COUNTS {
-        write_counter(w, models, family.name, family.help, family.value);
+        write_counter(w, models, family.name, family.help, family.value, counted);
     }
     if latency_counters {
         for family in &LATENCY_COUNTERS {
-            write_counter(w, models, family.name, family.help, family.value);
+            write_counter(w, models, family.name, family.help, family.value, counted);
         }
     }
+}
+
+/// Writes the pending-requests gauge of each model.
+pub fn write_pending(w: &mut TextWriter, models: &[ModelSample]) {
     let pending = "nv_inference_pending_request_count";
     w.family(
         pending,
@@ -113,8 +137,7 @@ pub fn write(w: &mut TextWriter, models: &[ModelSample], latency_counters: bool)
     );
     for m in models {
         let version = m.version();
-        let labels = [("model", m.stats.name.as_str()), ("version", &version)];
-        w.sample(pending, &labels, m.pending as f64);
+        w.sample(pending, &m.labels(&version), m.pending as f64);
     }
 }
 
@@ -124,12 +147,12 @@ fn write_counter(
     name: &str,
     help: &str,
     value: fn(&ModelStatistics) -> u64,
+    counted: impl Fn(u64) -> f64,
 ) {
     w.family(name, help, Kind::Counter);
     for m in models {
         let version = m.version();
-        let labels = [("model", m.stats.name.as_str()), ("version", &version)];
-        w.sample(name, &labels, value(&m.stats) as f64);
+        w.sample(name, &m.labels(&version), counted(value(&m.stats)));
     }
 }
 
@@ -156,12 +179,14 @@ mod tests {
                 ..Default::default()
             },
             pending: 2,
+            namespace: None,
         }
     }
 
     fn render(latency_counters: bool) -> String {
         let mut w = TextWriter::default();
-        write(&mut w, &[sample()], latency_counters);
+        write_counters(&mut w, &[sample()], latency_counters);
+        write_pending(&mut w, &[sample()]);
         w.finish()
     }
 
@@ -189,9 +214,40 @@ mod tests {
     }
 
     #[test]
-    fn counter_latencies_false_drops_the_duration_counters() {
+    fn counter_latencies_false_drops_the_duration_counters_and_stops_the_others() {
         let text = render(false);
         assert!(!text.contains("_duration_us"), "{text}");
         assert_eq!(text.matches("# TYPE").count(), 5);
+        for line in [
+            "nv_inference_request_success{model=\"ident\",version=\"1\"} 0",
+            "nv_inference_count{model=\"ident\",version=\"1\"} 0",
+            "nv_inference_exec_count{model=\"ident\",version=\"1\"} 0",
+            "nv_inference_pending_request_count{model=\"ident\",version=\"1\"} 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_namespaced_model_carries_triton_s_namespace_label() {
+        let mut w = TextWriter::default();
+        let namespaced = ModelSample {
+            namespace: Some("/repos/a".into()),
+            ..sample()
+        };
+        write_counters(&mut w, &[namespaced], true);
+        let text = w.finish();
+        for line in [
+            "nv_inference_request_success{model=\"ident\",namespace=\"/repos/a\",version=\"1\"} 4",
+            "nv_inference_request_failure{model=\"ident\",namespace=\"/repos/a\",reason=\"OTHER\",version=\"1\"} 0",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
     }
 }

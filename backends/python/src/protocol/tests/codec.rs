@@ -6,7 +6,8 @@ use oxiserve_types::Result;
 use crate::protocol::decode::Reader;
 use crate::protocol::encode::Writer;
 use crate::protocol::{
-    ExecuteRequest, FromStub, FromStubKind, SEND_FINAL, ToStub, ToStubKind, frame_len,
+    ExecuteRequest, FromStub, FromStubKind, MetricCall, SEND_FAILED, SEND_FINAL, ToStub,
+    ToStubKind, frame_len, metric::kind_code,
 };
 
 impl FromStub {
@@ -23,6 +24,13 @@ impl FromStub {
             FromStub::FinalizeDone { .. } => (FromStubKind::FinalizeDone, 0),
             FromStub::AutoCompleteDone { .. } => (FromStubKind::AutoCompleteDone, 0),
             FromStub::Reschedule { .. } => (FromStubKind::Reschedule, 0),
+            FromStub::Metric(call) => match call {
+                MetricCall::FamilyNew { call_id, .. } => (FromStubKind::MetricFamilyNew, *call_id),
+                MetricCall::New { metric_id, .. } => (FromStubKind::MetricNew, *metric_id),
+                MetricCall::Update { metric_id, .. } => (FromStubKind::MetricUpdate, *metric_id),
+                MetricCall::Value { call_id, .. } => (FromStubKind::MetricValue, *call_id),
+                MetricCall::Delete { metric_id } => (FromStubKind::MetricDelete, *metric_id),
+            },
         };
         let mut out = Vec::new();
         let mut w = Writer::frame(&mut out, kind as u32, tag);
@@ -42,9 +50,13 @@ impl FromStub {
                 }
             }
             FromStub::Send {
-                is_final, response, ..
+                is_final,
+                failed,
+                response,
+                ..
             } => {
-                w.u32(if *is_final { SEND_FINAL } else { 0 });
+                let final_bit = if *is_final { SEND_FINAL } else { 0 };
+                w.u32(final_bit | if *failed { SEND_FAILED } else { 0 });
                 w.bool(response.is_some());
                 if let Some(p) = response {
                     w.u64(p.block);
@@ -57,6 +69,7 @@ impl FromStub {
                 model_version,
                 block,
                 request,
+                parent_rid,
                 ..
             } => {
                 w.bool(*decoupled);
@@ -64,6 +77,7 @@ impl FromStub {
                 w.i64(*model_version);
                 w.u64(*block);
                 w.request(request);
+                w.u64(*parent_rid);
             }
             FromStub::BlsCancel { .. } => {}
             FromStub::IsCancelled { rid, .. } => w.u64(*rid),
@@ -84,6 +98,38 @@ impl FromStub {
                 w.error(error);
                 w.str(config_json);
             }
+            FromStub::Metric(call) => match call {
+                MetricCall::FamilyNew {
+                    name,
+                    description,
+                    kind,
+                    ..
+                } => {
+                    w.str(name);
+                    w.str(description);
+                    w.u8(kind_code(*kind));
+                }
+                MetricCall::New {
+                    family,
+                    labels_json,
+                    buckets,
+                    ..
+                } => {
+                    w.str(family);
+                    w.str(labels_json);
+                    w.bool(buckets.is_some());
+                    if let Some(buckets) = buckets {
+                        w.count32(buckets.len(), "buckets");
+                        buckets.iter().for_each(|b| w.f64(*b));
+                    }
+                }
+                MetricCall::Update { op, value, .. } => {
+                    w.u8(op.code());
+                    w.f64(*value);
+                }
+                MetricCall::Value { metric_id, .. } => w.u64(*metric_id),
+                MetricCall::Delete { .. } => {}
+            },
         }
         w.finish()?;
         Ok(out)
@@ -145,6 +191,14 @@ impl ToStub {
                 model_file: r.str()?,
                 config_json: r.str()?,
             },
+            ToStubKind::MetricReply => {
+                let error = r.error()?;
+                let value = r.f64()?;
+                ToStub::MetricReply {
+                    call_id: tag,
+                    result: error.map_or(Ok(value), Err),
+                }
+            }
         };
         r.finish()?;
         Ok(msg)

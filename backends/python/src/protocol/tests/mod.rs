@@ -107,6 +107,7 @@ fn decodes_a_hand_written_send() {
         FromStub::Send {
             rid: 7,
             is_final: true,
+            failed: false,
             response: Some(Payload {
                 block: 128,
                 response: WireResponse {
@@ -209,6 +210,7 @@ fn rejects_bad_correlation_kind() {
         model_version: 2,
         block: NO_BLOCK,
         request: WireRequest::default(),
+        parent_rid: 0,
     };
     let mut frame = msg.encode().unwrap();
     // kind, tag, decoupled, str "m", version, block, flags -> corr_kind

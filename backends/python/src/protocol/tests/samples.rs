@@ -1,10 +1,11 @@
 //! Sample messages and tensors shared by the protocol tests.
 
+use oxiserve_backend::metrics::MetricKind;
 use oxiserve_types::{DataType, Error};
 
 use crate::protocol::{
-    Correlation, ExecuteRequest, FromStub, LogLevel, NO_BLOCK, Payload, TensorDesc, ToStub,
-    WireRequest, WireResponse,
+    Correlation, ExecuteRequest, FromStub, LogLevel, MetricCall, MetricOp, NO_BLOCK, Payload,
+    TensorDesc, ToStub, WireRequest, WireResponse,
 };
 
 pub(super) fn tensor(name: &str, datatype: DataType, dims: &[i64], offset: u64) -> TensorDesc {
@@ -112,6 +113,14 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
             model_file: "/m/model.py".into(),
             config_json: r#"{"name":"m"}"#.into(),
         },
+        ToStub::MetricReply {
+            call_id: 10,
+            result: Ok(2.5),
+        },
+        ToStub::MetricReply {
+            call_id: 11,
+            result: Err(Error::internal("Invalid metric name")),
+        },
     ]
 }
 
@@ -136,11 +145,19 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
         FromStub::Send {
             rid: 5,
             is_final: true,
+            failed: false,
+            response: None,
+        },
+        FromStub::Send {
+            rid: 7,
+            is_final: true,
+            failed: true,
             response: None,
         },
         FromStub::Send {
             rid: 6,
             is_final: false,
+            failed: false,
             response: Some(Payload {
                 block: 128,
                 response: response(),
@@ -153,6 +170,7 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
             model_version: -1,
             block: 4096,
             request: request(),
+            parent_rid: 3,
         },
         FromStub::BlsCancel { bls_id: 8 },
         FromStub::IsCancelled {
@@ -174,5 +192,33 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
             error: None,
             config_json: r#"{"max_batch_size":8}"#.into(),
         },
+        FromStub::Metric(MetricCall::FamilyNew {
+            call_id: 1,
+            name: "requests".into(),
+            description: "a counter".into(),
+            kind: MetricKind::Counter,
+        }),
+        FromStub::Metric(MetricCall::New {
+            metric_id: 2,
+            family: "latency".into(),
+            labels_json: r#"{"a": "b"}"#.into(),
+            buckets: Some(vec![0.1, 1.0]),
+        }),
+        FromStub::Metric(MetricCall::New {
+            metric_id: 3,
+            family: "requests".into(),
+            labels_json: "null".into(),
+            buckets: None,
+        }),
+        FromStub::Metric(MetricCall::Update {
+            metric_id: 2,
+            op: MetricOp::Observe,
+            value: -0.5,
+        }),
+        FromStub::Metric(MetricCall::Value {
+            call_id: 4,
+            metric_id: 3,
+        }),
+        FromStub::Metric(MetricCall::Delete { metric_id: 3 }),
     ]
 }

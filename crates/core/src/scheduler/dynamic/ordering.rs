@@ -111,6 +111,7 @@ impl Drop for OrderedTarget {
                     "the request ended without a final response",
                 ))),
                 is_final: true,
+                fails_request: true,
             };
             self.inner.lock().deliver(self.seq, event);
         }
@@ -136,6 +137,7 @@ mod tests {
         ResponseEvent {
             response: Some(Ok(BackendResponse::default())),
             is_final,
+            fails_request: true,
         }
     }
 

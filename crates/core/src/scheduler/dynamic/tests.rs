@@ -59,7 +59,7 @@ impl Fixture {
         let (tx, events) = mpsc::channel();
         Self {
             batcher: DynamicBatcher::new(&config, &batching).unwrap(),
-            stats: Arc::new(StatsCollector::new(false)),
+            stats: Arc::new(StatsCollector::default()),
             events,
             tx,
         }
@@ -77,10 +77,12 @@ impl Fixture {
                 },
                 requested_outputs: Vec::new(),
                 sink: ResponseSink::new(target, CancelFlag::default()),
+                trace: None,
             },
             record,
             batch_size: 1,
             enqueued: Instant::now(),
+            trace: None,
         }
     }
 }

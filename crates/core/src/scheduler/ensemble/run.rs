@@ -14,6 +14,7 @@ use super::{
     state::{ReadyStep, State},
 };
 use crate::{
+    infer::RequestTrace,
     scheduler::Job,
     stats::{ExecutionTimes, FailureReason, RequestRecord, StepTimes},
 };
@@ -29,6 +30,8 @@ pub(super) struct Run {
     batch_size: u64,
     queue: std::time::Duration,
     times: Arc<StepTimes>,
+    /// The ensemble request's trace: each step gets a child of it.
+    trace: Option<Arc<RequestTrace>>,
     progress: Mutex<Progress>,
 }
 
@@ -47,10 +50,12 @@ impl Run {
                     request,
                     requested_outputs,
                     sink,
+                    trace: _,
                 },
             record,
             batch_size,
             enqueued,
+            trace,
         } = job;
         let state = State::new(&ensemble.plan, request.inputs);
         ensemble.runs.fetch_add(1, Ordering::Relaxed);
@@ -64,6 +69,7 @@ impl Run {
             batch_size: batch_size.max(1),
             queue: enqueued.elapsed(),
             times: Arc::default(),
+            trace,
             progress: Mutex::new(Progress {
                 state,
                 sink: Some(sink),
@@ -138,8 +144,9 @@ impl Run {
         });
         self.times.step_started();
         let host = &self.ensemble.host;
-        if let Err(e) = host.submit_step(request, self.cancel.clone(), on_event, self.times.clone())
-        {
+        let trace = self.trace.as_ref().map(|t| t.child());
+        let cancel = self.cancel.clone();
+        if let Err(e) = host.submit_step(request, cancel, on_event, self.times.clone(), trace) {
             self.step_finished(index, Err(e));
         }
     }
@@ -196,7 +203,7 @@ impl Run {
         self.times.when_all_executed(move |steps| {
             let times = ExecutionTimes { queue, ..steps };
             stats.record_execution(batch_size, &times);
-            record.executed(times);
+            record.executed(times, batch_size);
         });
         sink.respond(Ok(BackendResponse::new(outputs)));
     }

@@ -4,6 +4,7 @@
 use std::sync::{Arc, atomic::AtomicUsize};
 
 use oxiserve_backend::{CancelFlag, EventCallback};
+use oxiserve_trace::Trace;
 use oxiserve_types::{InferRequest, Result};
 
 use super::state::Plan;
@@ -12,14 +13,16 @@ use crate::stats::{StatsCollector, StepTimes};
 /// Where an ensemble sends its steps: the server's models.
 pub(crate) trait StepHost: Send + Sync + std::fmt::Debug {
     /// Validates and queues `request` on the model it names; its events go
-    /// to `on_event`, its execution times add up in `times`. Errors found
-    /// before it was queued are returned and `on_event` is never called.
+    /// to `on_event`, its execution times add up in `times`, and `trace`
+    /// (the ensemble request's child trace) traces it. Errors found before
+    /// it was queued are returned and `on_event` is never called.
     fn submit_step(
         &self,
         request: InferRequest,
         cancel: CancelFlag,
         on_event: EventCallback,
         times: Arc<StepTimes>,
+        trace: Option<Trace>,
     ) -> Result<()>;
 }
 

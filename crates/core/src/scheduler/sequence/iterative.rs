@@ -124,10 +124,12 @@ impl ResponseTarget for Iterative {
                 request: saved.request.clone(),
                 requested_outputs: saved.requested_outputs.clone(),
                 sink,
+                trace: None,
             },
             record: saved.record.clone(),
             batch_size: saved.batch_size,
             enqueued: Instant::now(),
+            trace: None,
         };
         let shared = &saved.shared;
         let corrid = saved.corrid.clone();

@@ -90,7 +90,7 @@ fn job(
     end: bool,
     client: &mpsc::Sender<(String, bool)>,
 ) -> Job {
-    let stats = Arc::new(StatsCollector::new(false));
+    let stats = Arc::new(StatsCollector::default());
     let parameters = [
         ("sequence_id", ParameterValue::Uint(corrid)),
         ("sequence_start", ParameterValue::Bool(start)),
@@ -111,10 +111,12 @@ fn job(
             },
             requested_outputs: Vec::new(),
             sink: ResponseSink::new(target, CancelFlag::default()),
+            trace: None,
         },
         record: Arc::new(RequestRecord::new(stats, Instant::now())),
         batch_size: 1,
         enqueued: Instant::now(),
+        trace: None,
     }
 }
 

@@ -114,6 +114,51 @@ fn endpoints_may_not_share_an_address_and_port() {
 }
 
 #[test]
+fn sagemaker_and_vertex_ai_ports_are_checked_as_triton_checks_them() {
+    let err = error(&[
+        "--model-repository=/m",
+        "--allow-sagemaker=true",
+        "--sagemaker-port=8000",
+    ]);
+    assert!(
+        err.to_string()
+            .contains("HTTP requests and SageMaker requests"),
+        "{err}"
+    );
+    let err = error(&[
+        "--model-repository=/m",
+        "--allow-sagemaker=true",
+        "--allow-vertex-ai=true",
+    ]);
+    assert!(
+        err.to_string()
+            .contains("SageMaker requests and Vertex AI requests"),
+        "{err}"
+    );
+    let err = error(&[
+        "--model-repository=/m",
+        "--allow-sagemaker=true",
+        "--sagemaker-safe-port-range=8001-8100",
+    ]);
+    assert!(
+        err.to_string().contains(
+            "The server cannot listen to HTTP requests at port 8000, allowed port range is [8001, 8100]"
+        ),
+        "{err}"
+    );
+    // Other addresses, port 0 and a range without SageMaker are fine.
+    serve(&[
+        "--model-repository=/m",
+        "--allow-sagemaker=true",
+        "--sagemaker-safe-port-range=8001-8100",
+        "--http-address=127.0.0.1",
+        "--grpc-port=0",
+        "--metrics-port=8002",
+    ]);
+    serve(&["--model-repository=/m", "--sagemaker-safe-port-range=1-2"]);
+}
+
+#[test]
 fn metrics_follow_http_address_and_allow_metrics() {
     let options = serve(&[
         "--model-repository=/m",
@@ -149,8 +194,6 @@ fn unsupported_options_lists_passed_flags_only() {
     assert_eq!(
         options.unsupported_options(),
         [
-            "--allow-sagemaker: not supported yet (ignored)",
-            "--sagemaker-port: not supported yet (ignored)",
             "--cache-config: not supported yet (ignored)",
             "--rate-limit: not supported yet (ignored)",
         ]

@@ -84,6 +84,7 @@ fn respond(
             int32("OUT_STATE", state),
         ]))),
         is_final: true,
+        fails_request: true,
     });
     let events = seen.0.lock();
     let response = events[0].response.as_ref().unwrap().as_ref().unwrap();
@@ -150,6 +151,7 @@ fn a_missing_state_output_fails_the_request() {
     target.deliver(ResponseEvent {
         response: Some(Ok(BackendResponse::new(vec![int32("OUT", &[7])]))),
         is_final: true,
+        fails_request: true,
     });
     let events = seen.0.lock();
     let error = events[0].response.as_ref().unwrap().as_ref().unwrap_err();
