@@ -7,6 +7,7 @@ mod backends;
 mod config;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod header_forward;
 mod infer;
 mod manager;
 mod model;
@@ -20,6 +21,7 @@ mod warmup;
 
 pub use backends::BackendRegistry;
 pub use config::{DEFAULT_QUANTILES, ModelControlMode, Quantile, ServerConfig, ServerLimits};
+pub use header_forward::HeaderForward;
 pub use infer::{ResponseStream, StreamEvent};
 pub use manager::{InFlight, IndexEntry, ModelManager, Poller, RepositorySync, StartUpLoad};
 pub use model::{LoadedModel, ModelMetadata, ModelState, TensorMetadata, VersionStatus};

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use oxiserve_core::Server;
 use oxiserve_proto::inference::{ModelInferRequest, ModelInferResponse};
-use oxiserve_types::{Error, ErrorKind, Result};
+use oxiserve_types::{Error, ErrorKind, Parameters, Result};
 
 use crate::{
     convert::{request, response},
@@ -15,10 +15,12 @@ use crate::{
 };
 
 /// Runs one inference on a model that is not decoupled (traced when
-/// sampled; `context` is the call's W3C trace context).
+/// sampled; `context` is the call's W3C trace context), with the parameters
+/// `forwarded` from its metadata.
 pub(crate) async fn model_infer(
     server: &Server,
     context: TraceContext,
+    forwarded: Parameters,
     message: ModelInferRequest,
 ) -> Result<ModelInferResponse> {
     let read_start = Instant::now();
@@ -32,7 +34,8 @@ pub(crate) async fn model_infer(
             "ModelInfer RPC doesn't support models with decoupled transaction policy",
         ));
     }
-    let decoded = request::decode(message)?;
+    let mut decoded = request::decode(message)?;
+    with_forwarded(&mut decoded.request.parameters, forwarded);
     let call = CallTrace::sample(server, model.name(), &context, read_start);
     let trace = call.as_ref().map(CallTrace::trace);
     let reply = server.infer_traced(&model, decoded.request, trace)?;
@@ -45,4 +48,12 @@ pub(crate) async fn model_infer(
     let encoded = response::encode(reply);
     call.sent(send_start);
     Ok(encoded)
+}
+
+/// Adds the parameters forwarded from a call's metadata to a request's own
+/// (which win where both name one).
+pub(crate) fn with_forwarded(parameters: &mut Parameters, forwarded: Parameters) {
+    for (name, value) in forwarded {
+        parameters.entry(name).or_insert(value);
+    }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use oxiserve_core::Server;
-use oxiserve_core::{RestrictedCategory, Restrictions};
+use oxiserve_core::{HeaderForward, RestrictedCategory, Restrictions};
 use oxiserve_proto::inference::{
     CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse,
     CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse,
@@ -20,9 +20,9 @@ use oxiserve_proto::inference::{
     SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse, TraceSettingRequest,
     TraceSettingResponse, grpc_inference_service_server::GrpcInferenceService,
 };
-use oxiserve_types::Result as CoreResult;
+use oxiserve_types::{Parameters, Result as CoreResult};
 use tokio::sync::watch;
-use tonic::{Request, Response, Status, Streaming};
+use tonic::{Request, Response, Status, Streaming, metadata::MetadataMap};
 
 use crate::{
     error::status, infer, logging, metadata, repository, restriction, shared_memory, statistics,
@@ -36,6 +36,8 @@ pub(crate) struct InferenceService {
     /// Becomes true when the server stops; open streams then wind down.
     stopping: watch::Receiver<bool>,
     restrictions: Arc<Restrictions>,
+    /// Metadata forwarded as inference request parameters.
+    header_forward: Option<HeaderForward>,
 }
 
 impl InferenceService {
@@ -44,12 +46,26 @@ impl InferenceService {
         server: Server,
         stopping: watch::Receiver<bool>,
         restrictions: Arc<Restrictions>,
+        header_forward: Option<HeaderForward>,
     ) -> Self {
         Self {
             server,
             stopping,
             restrictions,
+            header_forward,
         }
+    }
+
+    /// The request parameters `--grpc-header-forward-pattern` makes of a
+    /// call's metadata.
+    fn forwarded(&self, metadata: &MetadataMap) -> Parameters {
+        let mut parameters = Parameters::new();
+        if let Some(forward) = &self.header_forward {
+            let headers = metadata.clone().into_headers();
+            let headers = headers.iter().map(|(k, v)| (k.as_str(), v.as_bytes()));
+            forward.forward(headers, &mut parameters);
+        }
+        parameters
     }
 
     /// Refuses a call of `category` that lacks the header its restriction
@@ -131,7 +147,9 @@ impl GrpcInferenceService for InferenceService {
     ) -> Result<Response<ModelInferResponse>, Status> {
         self.allow_model_api(RestrictedCategory::Inference, &request)?;
         let context = TraceContext::of(request.metadata());
-        reply(infer::model_infer(&self.server, context, request.into_inner()).await)
+        let forwarded = self.forwarded(request.metadata());
+        let message = request.into_inner();
+        reply(infer::model_infer(&self.server, context, forwarded, message).await)
     }
 
     type ModelStreamInferStream = stream::Outbound;
@@ -141,7 +159,13 @@ impl GrpcInferenceService for InferenceService {
         request: Request<Streaming<ModelInferRequest>>,
     ) -> Result<Response<Self::ModelStreamInferStream>, Status> {
         self.allow_model_api(RestrictedCategory::Inference, &request)?;
-        let outbound = stream::start(self.server.clone(), request, self.stopping.clone());
+        let forwarded = self.forwarded(request.metadata());
+        let outbound = stream::start(
+            self.server.clone(),
+            request,
+            forwarded,
+            self.stopping.clone(),
+        );
         Ok(Response::new(outbound))
     }
 

@@ -9,11 +9,11 @@
 //! When the client cancels, its deadline passes or the server stops, the
 //! core's response streams are dropped, which cancels their requests.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use oxiserve_core::{ResponseStream, Server, StreamEvent};
 use oxiserve_proto::inference::{ModelInferRequest, ModelInferResponse, ModelStreamInferResponse};
-use oxiserve_types::{Error, Result};
+use oxiserve_types::{Error, Parameters, Result};
 use tokio::{
     sync::{mpsc, oneshot, watch},
     task::JoinSet,
@@ -28,6 +28,7 @@ use crate::{
         request, response,
     },
     error,
+    infer::with_forwarded,
     traced::{CallTrace, TraceContext},
     version,
 };
@@ -39,9 +40,11 @@ pub(crate) type Outbound = ReceiverStream<Result<ModelStreamInferResponse, Statu
 const OUTBOUND_CAPACITY: usize = 64;
 
 /// Starts serving one stream; the returned stream carries its responses.
+/// Each request gets the parameters `forwarded` from the stream's metadata.
 pub(crate) fn start(
     server: Server,
     request: Request<Streaming<ModelInferRequest>>,
+    forwarded: Parameters,
     stopping: watch::Receiver<bool>,
 ) -> Outbound {
     let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
@@ -50,6 +53,7 @@ pub(crate) fn start(
         tx,
         grpc_errors: wants_grpc_errors(request.metadata()),
         trace_context: TraceContext::of(request.metadata()),
+        forwarded: Arc::new(forwarded),
     };
     let deadline = deadline(request.metadata());
     tokio::spawn(run(context, request.into_inner(), stopping, deadline));
@@ -65,6 +69,8 @@ struct StreamContext {
     grpc_errors: bool,
     /// The stream's W3C trace context, for each of its traced requests.
     trace_context: TraceContext,
+    /// Parameters forwarded from the stream's metadata to each request.
+    forwarded: Arc<Parameters>,
 }
 
 /// Reads requests until the client half-closes, then lets the requests in
@@ -225,7 +231,11 @@ fn start_request(
     let version = version::parse(&message.model_version)?;
     let model = server.model(&message.model_name, version)?;
     let decoupled = model.is_decoupled();
-    let decoded = request::decode(message)?;
+    let mut decoded = request::decode(message)?;
+    with_forwarded(
+        &mut decoded.request.parameters,
+        (*context.forwarded).clone(),
+    );
     let call = CallTrace::sample(server, model.name(), &context.trace_context, read_start);
     let trace = call.as_ref().map(CallTrace::trace);
     Ok(Started {

@@ -3,7 +3,7 @@
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use oxiserve_core::{Restrictions, Server};
+use oxiserve_core::{HeaderForward, Restrictions, Server};
 use oxiserve_proto::{
     health::health_server::HealthServer,
     inference::grpc_inference_service_server::GrpcInferenceServiceServer,
@@ -47,6 +47,9 @@ pub struct GrpcOptions {
     /// Serve TLS with this acceptor (`--grpc-use-ssl`; see
     /// [`tls_acceptor`](crate::tls_acceptor)); plain TCP when `None`.
     pub tls: Option<TlsAcceptor>,
+    /// Inference request metadata to forward as request parameters
+    /// (`--grpc-header-forward-pattern`).
+    pub header_forward: Option<HeaderForward>,
 }
 
 impl Default for GrpcOptions {
@@ -60,6 +63,7 @@ impl Default for GrpcOptions {
             restrictions: Restrictions::default(),
             max_request_bytes: 64 * 1024 * 1024,
             tls: None,
+            header_forward: None,
         }
     }
 }
@@ -81,6 +85,7 @@ pub async fn serve(
         server.clone(),
         stopping,
         Arc::new(options.restrictions),
+        options.header_forward,
     ))
     .accept_compressed(CompressionEncoding::Gzip)
     .accept_compressed(CompressionEncoding::Deflate)

@@ -25,13 +25,16 @@ impl Door {
     /// `--http-restricted-api`'s restrictions (Triton's SageMaker and Vertex
     /// AI endpoints have none).
     pub fn new(server: Server, options: &HttpOptions) -> Self {
+        // As Triton's, these endpoints forward no header.
+        let options = HttpOptions {
+            restrictions: Restrictions::default(),
+            header_forward: None,
+            ..options.clone()
+        };
         let app = App {
             server: server.clone(),
             max_body_bytes: options.max_body_bytes,
-        };
-        let options = HttpOptions {
-            restrictions: Restrictions::default(),
-            ..options.clone()
+            header_forward: None,
         };
         Self {
             app,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use oxiserve_core::Restrictions;
+use oxiserve_core::{HeaderForward, Restrictions};
 use oxiserve_tls::TlsAcceptor;
 
 /// Settings of the HTTP frontend.
@@ -22,6 +22,9 @@ pub struct HttpOptions {
     /// Serve HTTPS with this acceptor (`--http-use-ssl`); plain HTTP when
     /// `None`.
     pub tls: Option<TlsAcceptor>,
+    /// Inference request headers to forward as request parameters
+    /// (`--http-header-forward-pattern`).
+    pub header_forward: Option<HeaderForward>,
 }
 
 impl Default for HttpOptions {
@@ -33,6 +36,7 @@ impl Default for HttpOptions {
             body_timeout: Duration::from_secs(60),
             restrictions: Restrictions::default(),
             tls: None,
+            header_forward: None,
         }
     }
 }

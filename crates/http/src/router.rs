@@ -168,6 +168,7 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         .with_state(App {
             server,
             max_body_bytes: options.max_body_bytes,
+            header_forward: options.header_forward.clone(),
         })
 }
 

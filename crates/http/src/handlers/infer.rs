@@ -52,7 +52,7 @@ pub(crate) async fn infer(
     }
     let received = received.map(|Extension(r)| r);
     let trace = traced::sample(&app.server, &path.model, &headers, received);
-    let request = if is_raw_binary_request(body.len(), header_length) {
+    let mut request = if is_raw_binary_request(body.len(), header_length) {
         decode_raw_request(model.config(), version, body)?
     } else {
         decode_infer_request(&path.model, version, body, header_length)?
@@ -62,6 +62,10 @@ pub(crate) async fn infer(
         parameters: request.parameters.clone(),
         ..Default::default()
     };
+    if let Some(forward) = &app.header_forward {
+        let headers = headers.iter().map(|(k, v)| (k.as_str(), v.as_bytes()));
+        forward.forward(headers, &mut request.parameters);
+    }
     let responses = app.server.infer_traced(&model, request, trace.clone())?;
     let response = responses.single().await?;
     if let Some(trace) = &trace {

@@ -13,12 +13,6 @@ type AsksForFeature = fn(&ServerOptions) -> bool;
 const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("enable-peer-access", |o| o.repository.enable_peer_access),
     ("reuse-http-port", |o| o.http.reuse_http_port),
-    ("http-header-forward-pattern", |o| {
-        o.http.http_header_forward_pattern.is_some()
-    }),
-    ("grpc-header-forward-pattern", |o| {
-        o.grpc.grpc_header_forward_pattern.is_some()
-    }),
     ("grpc-infer-allocation-pool-size", always),
     ("grpc-http2-max-pings-without-data", always),
     ("grpc-http2-min-recv-ping-interval-without-data", always),

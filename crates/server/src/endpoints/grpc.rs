@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use oxiserve_core::Server;
 
+use super::header_forward::header_forward;
 use super::listener::bind_with;
 use super::restrictions::restrictions;
 use super::service::{Service, Shutdown};
@@ -25,6 +26,10 @@ pub(super) async fn start(
         .map(oxiserve_grpc::tls_acceptor)
         .transpose()
         .map_err(|e| format!("gRPC SSL: {e}"))?;
+    let header_forward = header_forward(
+        "grpc-header-forward-pattern",
+        grpc.grpc_header_forward_pattern.as_deref(),
+    )?;
     let (listener, _) = bind_with(
         "GRPCInferenceService",
         &grpc.grpc_address,
@@ -47,6 +52,7 @@ pub(super) async fn start(
         ),
         max_request_bytes: grpc.grpc_max_input_size,
         tls,
+        header_forward,
     };
     let server = server.clone();
     Ok(Some(Box::pin(async move {

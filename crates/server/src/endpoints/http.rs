@@ -6,6 +6,7 @@ use oxiserve_core::Server;
 
 use oxiserve_tls::TlsAcceptor;
 
+use super::header_forward::header_forward;
 use super::listener::bind;
 use super::restrictions::restrictions;
 use super::service::{Service, Shutdown};
@@ -26,8 +27,15 @@ pub(super) async fn start(
         .map(|files| TlsAcceptor::new(files, &["http/1.1"]))
         .transpose()
         .map_err(|e| format!("HTTP SSL: {e}"))?;
+    let header_forward = header_forward(
+        "http-header-forward-pattern",
+        http.http_header_forward_pattern.as_deref(),
+    )?;
     let (listener, _) = bind("HTTPService", &http.http_address, http.http_port).await?;
-    let http_options = http_options(options, tls);
+    let http_options = oxiserve_http::HttpOptions {
+        header_forward,
+        ..http_options(options, tls)
+    };
     let server = server.clone();
     Ok(Some(Box::pin(async move {
         oxiserve_http::serve(listener, server, http_options, shutdown.wait())
@@ -51,5 +59,6 @@ pub(super) fn http_options(
         // As in Triton, the header is the flag's key as is.
         restrictions: restrictions(&http.http_restricted_api, str::to_string),
         tls,
+        header_forward: None,
     }
 }

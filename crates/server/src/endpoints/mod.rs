@@ -7,6 +7,7 @@
 mod drain;
 
 mod grpc;
+mod header_forward;
 mod http;
 mod listener;
 mod metrics;
