@@ -125,6 +125,7 @@ async fn run_one(server: &Server, message: ModelInferRequest) -> Vec<ModelStream
         tx,
         grpc_errors: false,
         trace_context: Default::default(),
+        forwarded: Arc::default(),
     };
     let (done, _next) = oneshot::channel();
     let turn = Turn {
@@ -213,6 +214,7 @@ async fn a_request_waits_its_turn_only_when_not_decoupled() {
         tx,
         grpc_errors: false,
         trace_context: Default::default(),
+        forwarded: Arc::default(),
     };
     // The request before has not written yet: a decoupled request still does.
     let (_held, previous) = oneshot::channel::<()>();
