@@ -50,6 +50,8 @@ pub struct ServerConfig {
     pub model_namespacing: bool,
     /// Caps on what clients can make the server hold.
     pub limits: ServerLimits,
+    /// The response cache (`--cache-config`); `None`: no model is cached.
+    pub response_cache: Option<CacheSettings>,
 }
 
 /// Caps on what clients can make the server hold, each with a default an
@@ -105,3 +107,10 @@ pub const DEFAULT_QUANTILES: [Quantile; 5] = [
         error: 0.001,
     },
 ];
+
+/// The cache the server was started with (`--cache-config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheSettings {
+    /// Triton's `local` cache: an LRU in this process holding at most `size` bytes.
+    Local { size: u64 },
+}

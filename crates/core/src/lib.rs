@@ -4,6 +4,7 @@
 //! hands model requests to the [`ModelManager`].
 
 mod backends;
+mod cache;
 mod config;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -20,7 +21,9 @@ mod stats;
 mod warmup;
 
 pub use backends::BackendRegistry;
-pub use config::{DEFAULT_QUANTILES, ModelControlMode, Quantile, ServerConfig, ServerLimits};
+pub use config::{
+    CacheSettings, DEFAULT_QUANTILES, ModelControlMode, Quantile, ServerConfig, ServerLimits,
+};
 pub use header_forward::HeaderForward;
 pub use infer::{ResponseStream, StreamEvent};
 pub use manager::{InFlight, IndexEntry, ModelManager, Poller, RepositorySync, StartUpLoad};

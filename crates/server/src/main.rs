@@ -1,6 +1,7 @@
 //! `oxiserve`: a Triton-compatible inference server. Takes `tritonserver`'s
 //! command line; `oxiserve validate DIR...` checks repositories without serving.
 
+mod cache_settings;
 mod cli;
 mod endpoints;
 mod logging;

@@ -7,6 +7,7 @@ use oxiserve_core::{Poller, Server};
 use oxiserve_trace::TraceManager;
 
 use crate::{
+    cache_settings,
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
     endpoints, logging,
     metrics::{MetricsSettings, Registry},
@@ -57,6 +58,13 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     let mut config = server_config::from_options(options, &metrics_settings);
+    config.response_cache = match cache_settings::from_options(&options.cache) {
+        Ok(cache) => cache,
+        Err(e) => {
+            log::error!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // `_cache` holds the copies of remote repositories until the server stops.
     let oxiserve_s3::Localized {
         repositories,

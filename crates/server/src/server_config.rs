@@ -40,6 +40,7 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
             shared_memory_regions: options.memory.shared_memory_region_limit,
             model_queue: options.memory.model_queue_limit,
         },
+        response_cache: None,
     }
 }
 

@@ -355,7 +355,8 @@ impl ModelManager {
             self.check_members_ready(id, config)?;
             let stats = StatsSettings::of(self.config());
             let steps = ServerHost::for_steps(self, config);
-            return LoadedModel::ensemble(context, steps, &stats);
+            let cache = self.inner.response_cache.clone();
+            return LoadedModel::ensemble(context, steps, &stats, cache);
         }
         let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
             Error::new(
@@ -370,6 +371,7 @@ impl ModelManager {
         let settings = LoadSettings {
             stats: StatsSettings::of(self.config()),
             queue_limit: self.config().limits.model_queue,
+            cache: self.inner.response_cache.clone(),
         };
         LoadedModel::load(backend.as_ref(), context, settings)
     }

@@ -56,6 +56,7 @@ pub use poller::Poller;
 
 use crate::{
     backends::BackendRegistry,
+    cache::ResponseCache,
     config::ServerConfig,
     repository::{ModelId, NOT_UNIQUE_REASON},
 };
@@ -100,6 +101,8 @@ struct Inner {
     repository_sync: OnceLock<Arc<dyn RepositorySync>>,
     /// The custom metric families its models' backends register.
     custom_metrics: Arc<CustomMetrics>,
+    /// The response cache the models that enable it share.
+    response_cache: Option<Arc<ResponseCache>>,
 }
 
 impl ModelManager {
@@ -108,6 +111,10 @@ impl ModelManager {
         Self {
             inner: Arc::new(Inner {
                 load_slots: load_slots::LoadSlots::new(config.model_load_threads),
+                response_cache: config
+                    .response_cache
+                    .as_ref()
+                    .map(|settings| Arc::new(ResponseCache::new(settings))),
                 config,
                 backends,
                 models: ModelTable::default(),

@@ -7,7 +7,8 @@ use std::{
 };
 
 use oxiserve_backend::{
-    Backend, BackendRequest, CancelFlag, EventCallback, ModelContext, ResponseSink,
+    Backend, BackendRequest, CancelFlag, EventCallback, ModelContext, ResponseEvent, ResponseSink,
+    ResponseTarget,
 };
 use oxiserve_proto::ModelConfig;
 use oxiserve_trace::{Activity, TensorActivity, Trace};
@@ -15,6 +16,7 @@ use oxiserve_types::{Error, InferRequest, Result};
 
 use super::instances::{InstanceSource, Instances};
 use crate::{
+    cache::{CacheInsert, ResponseCache, cache_key},
     infer::{
         EventOut, OutputInfo, OutputShaping, RequestTrace, ResponseStream, StreamTarget,
         response_channel, validate::validate,
@@ -43,6 +45,8 @@ pub struct LoadedModel {
     /// Requests waiting beyond this many are refused; 0: no limit.
     queue_limit: usize,
     load_duration: Duration,
+    /// The server's response cache, when this model's config enables it.
+    cache: Option<Arc<ResponseCache>>,
 }
 
 /// What the server decides for every model it loads.
@@ -52,6 +56,8 @@ pub(crate) struct LoadSettings {
     pub stats: StatsSettings,
     /// Refuse requests while this many wait in the model's queue (0: never).
     pub queue_limit: usize,
+    /// The server's response cache, if it has one.
+    pub cache: Option<Arc<ResponseCache>>,
 }
 
 impl LoadedModel {
@@ -75,6 +81,7 @@ impl LoadedModel {
             warmup,
         };
         let instances = Instances::start(&context.config, scheduler, source)?;
+        let cache = cache_for(&context.config, settings.cache);
         Ok(Self {
             name: context.name.as_str().into(),
             namespace: None,
@@ -85,6 +92,7 @@ impl LoadedModel {
             instances: Arc::new(instances),
             queue_limit: settings.queue_limit,
             load_duration: started.elapsed(),
+            cache,
         })
     }
 
@@ -94,6 +102,7 @@ impl LoadedModel {
         context: ModelContext,
         host: Arc<dyn StepHost>,
         settings: &StatsSettings,
+        cache: Option<Arc<ResponseCache>>,
     ) -> Result<Self> {
         let started = Instant::now();
         let decoupled = is_decoupled(&context.config);
@@ -104,12 +113,13 @@ impl LoadedModel {
             namespace: None,
             version: context.version,
             outputs: Arc::new(OutputInfo::load(&context)?),
-            config: context.config,
             stats,
             instances: Arc::new(Instances::none(Scheduler::Ensemble(scheduler))),
             // Its requests wait in its members' queues, which have limits.
             queue_limit: 0,
             load_duration: started.elapsed(),
+            cache: cache_for(&context.config, cache),
+            config: context.config,
         })
     }
 
@@ -135,6 +145,7 @@ impl LoadedModel {
             instances: self.instances.clone(),
             queue_limit: self.queue_limit,
             load_duration: self.load_duration,
+            cache: self.cache.clone(),
         })
     }
 
@@ -163,6 +174,12 @@ impl LoadedModel {
     /// The complete configuration.
     pub fn config(&self) -> &Arc<ModelConfig> {
         &self.config
+    }
+
+    /// Whether the model's requests are answered from the response cache
+    /// when they can be (its config enables it and the server has one).
+    pub fn is_cached(&self) -> bool {
+        self.cache.is_some()
     }
 
     /// Whether the model may send any number of responses per request.
@@ -301,19 +318,46 @@ impl LoadedModel {
             failure: None,
             trace: trace.clone(),
         };
+        let enqueued = Instant::now();
+        let mut target: Box<dyn ResponseTarget> = Box::new(target);
+        if let Some(cache) = &self.cache {
+            let key = cache_key(
+                &self.name,
+                self.version,
+                &valid.request,
+                &valid.requested_outputs,
+            );
+            let (cached, lookup) = cache.lookup(&key);
+            if let Some(response) = cached {
+                record.cache_hit(enqueued.elapsed().saturating_sub(lookup), lookup);
+                target.deliver(ResponseEvent {
+                    response: Some(Ok(response)),
+                    is_final: true,
+                    fails_request: false,
+                });
+                return Ok(());
+            }
+            target = Box::new(CacheInsert {
+                inner: target,
+                cache: cache.clone(),
+                stats: self.stats.clone(),
+                key,
+                lookup,
+                pending: None,
+                responses: 0,
+                failed: false,
+            });
+        }
         let job = Job {
             request: BackendRequest {
                 request: valid.request,
                 requested_outputs: valid.requested_outputs,
-                sink: ResponseSink::new(
-                    self.instances.scheduler.wrap_target(Box::new(target)),
-                    cancel,
-                ),
+                sink: ResponseSink::new(self.instances.scheduler.wrap_target(target), cancel),
                 trace: backend_trace,
             },
             record,
             batch_size: valid.batch_size,
-            enqueued: Instant::now(),
+            enqueued,
             trace,
         };
         if let Some(trace) = &job.trace {
@@ -362,4 +406,12 @@ fn is_decoupled(config: &ModelConfig) -> bool {
         .model_transaction_policy
         .as_ref()
         .is_some_and(|p| p.decoupled)
+}
+
+/// `cache` for a model whose `config` enables the response cache.
+fn cache_for(
+    config: &ModelConfig,
+    cache: Option<Arc<ResponseCache>>,
+) -> Option<Arc<ResponseCache>> {
+    cache.filter(|_| config.response_cache.is_some_and(|c| c.enable))
 }

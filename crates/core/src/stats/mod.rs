@@ -39,7 +39,7 @@ pub struct StatDuration {
 impl StatDuration {
     fn add(&mut self, d: Duration) {
         self.count += 1;
-        self.ns += u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.ns = self.ns.saturating_add(nanos(d));
     }
 }
 
@@ -147,6 +147,24 @@ impl StatsCollector {
         }
     }
 
+    /// Records a request answered from the response cache, as Triton does:
+    /// a success with its queue time (up to the lookup) and the lookup as
+    /// the hit's time; no inference, no execution.
+    pub(crate) fn record_cache_hit(&self, total: Duration, queue: Duration, lookup: Duration) {
+        let mut c = self.inner.lock();
+        c.infer.success.add(total);
+        c.infer.queue.add(queue);
+        c.infer.cache_hit.add(lookup);
+    }
+
+    /// Records a cache miss whose lookup and insert took `duration`: added
+    /// to the request time as well, as Triton does.
+    pub(crate) fn record_cache_miss(&self, duration: Duration) {
+        let mut c = self.inner.lock();
+        c.infer.success.ns = c.infer.success.ns.saturating_add(nanos(duration));
+        c.infer.cache_miss.add(duration);
+    }
+
     /// Records the time from a request's arrival to its first response.
     pub(crate) fn record_first_response(&self, elapsed: Duration) {
         if let Some(histogram) = &self.first_response {
@@ -201,6 +219,10 @@ impl StatsCollector {
             first_response: self.first_response.as_ref().map(Histogram::snapshot),
         }
     }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 fn now_ms() -> u64 {

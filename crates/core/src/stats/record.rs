@@ -6,7 +6,7 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use parking_lot::{Mutex, MutexGuard};
@@ -62,6 +62,22 @@ impl RequestRecord {
         drop(state);
         if let Some(parent) = &self.parent {
             parent.add(times);
+        }
+    }
+
+    /// The request was answered from the response cache: its lookup began
+    /// `queue` after arrival and took `lookup`.
+    pub fn cache_hit(&self, queue: Duration, lookup: Duration) {
+        let mut state = self.state.lock();
+        state.recorded = true;
+        drop(state);
+        self.stats
+            .record_cache_hit(self.arrival.elapsed(), queue, lookup);
+        if let Some(parent) = &self.parent {
+            parent.add(ExecutionTimes {
+                queue,
+                ..ExecutionTimes::default()
+            });
         }
     }
 

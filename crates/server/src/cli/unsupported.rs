@@ -17,9 +17,6 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("grpc-http2-max-pings-without-data", always),
     ("grpc-http2-min-recv-ping-interval-without-data", always),
     ("grpc-http2-max-ping-strikes", always),
-    ("cache-config", always),
-    ("cache-directory", always),
-    ("response-cache-byte-size", always),
     ("repoagent-directory", always),
     ("rate-limit", |o| {
         o.rate_limiter.rate_limit != RateLimitMode::Off

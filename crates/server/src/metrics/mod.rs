@@ -68,6 +68,7 @@ impl Registry {
                 stats: m.statistics(),
                 pending: m.pending_requests(),
                 namespace: namespace.clone(),
+                cached: m.is_cached(),
             });
             if let Some(summaries) = latency.summaries {
                 summary_samples.push(summaries::SummarySample {

@@ -12,6 +12,9 @@ pub struct ModelSample {
     pub pending: usize,
     /// The model's namespace with `--model-namespacing`.
     pub namespace: Option<String>,
+    /// Whether the response cache serves the model: only then has it the
+    /// `nv_cache_*` families, as in Triton.
+    pub cached: bool,
 }
 
 impl ModelSample {
@@ -86,6 +89,30 @@ const LATENCY_COUNTERS: [PerModel; 5] = [
     },
 ];
 
+/// Triton's per-model cache counters, written with the latency counters.
+const CACHE_COUNTERS: [PerModel; 4] = [
+    PerModel {
+        name: "nv_cache_num_hits_per_model",
+        help: "Number of cache hits per model",
+        value: |s| s.inference_stats.cache_hit.count,
+    },
+    PerModel {
+        name: "nv_cache_hit_duration_per_model",
+        help: "Total cache hit duration per model, in microseconds",
+        value: |s| micros(s.inference_stats.cache_hit),
+    },
+    PerModel {
+        name: "nv_cache_num_misses_per_model",
+        help: "Number of cache misses per model",
+        value: |s| s.inference_stats.cache_miss.count,
+    },
+    PerModel {
+        name: "nv_cache_miss_duration_per_model",
+        help: "Total cache miss (insert+lookup) duration per model, in microseconds",
+        value: |s| micros(s.inference_stats.cache_miss),
+    },
+];
+
 fn micros(d: StatDuration) -> u64 {
     d.ns / 1000
 }
@@ -123,6 +150,12 @@ pub fn write_counters(w: &mut TextWriter, models: &[ModelSample], latency_counte
     if latency_counters {
         for family in &LATENCY_COUNTERS {
             write_counter(w, models, family.name, family.help, family.value, counted);
+        }
+        let cached: Vec<ModelSample> = models.iter().filter(|m| m.cached).cloned().collect();
+        if !cached.is_empty() {
+            for family in &CACHE_COUNTERS {
+                write_counter(w, &cached, family.name, family.help, family.value, counted);
+            }
         }
     }
 }
@@ -180,6 +213,7 @@ mod tests {
             },
             pending: 2,
             namespace: None,
+            cached: false,
         }
     }
 
@@ -229,6 +263,36 @@ mod tests {
                 "missing {line:?} in\n{text}"
             );
         }
+    }
+
+    #[test]
+    fn cached_models_alone_have_the_cache_families() {
+        let mut cached = sample();
+        cached.cached = true;
+        cached.stats.name = "cached".into();
+        cached.stats.inference_stats.cache_hit = StatDuration {
+            count: 3,
+            ns: 7_000,
+        };
+        cached.stats.inference_stats.cache_miss = StatDuration {
+            count: 1,
+            ns: 2_000,
+        };
+        let mut w = TextWriter::default();
+        write_counters(&mut w, &[sample(), cached], true);
+        let text = w.finish();
+        for line in [
+            "nv_cache_num_hits_per_model{model=\"cached\",version=\"1\"} 3",
+            "nv_cache_hit_duration_per_model{model=\"cached\",version=\"1\"} 7",
+            "nv_cache_num_misses_per_model{model=\"cached\",version=\"1\"} 1",
+            "nv_cache_miss_duration_per_model{model=\"cached\",version=\"1\"} 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert!(!text.contains("nv_cache_num_hits_per_model{model=\"ident\""));
     }
 
     #[test]

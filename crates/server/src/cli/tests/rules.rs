@@ -193,10 +193,7 @@ fn unsupported_options_lists_passed_flags_only() {
     ]);
     assert_eq!(
         options.unsupported_options(),
-        [
-            "--cache-config: not supported yet (ignored)",
-            "--rate-limit: not supported yet (ignored)",
-        ]
+        ["--rate-limit: not supported yet (ignored)",]
     );
 }
 

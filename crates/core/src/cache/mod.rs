@@ -1,0 +1,62 @@
+//! Triton's response cache: a model whose config has `response_cache {
+//! enable: true }` answers a repeated request from the server's cache
+//! (`--cache-config local,size=N`) without executing (see
+//! `docs/design/response-cache.md`).
+
+mod entry;
+mod insert;
+mod key;
+mod local;
+mod store;
+
+use std::time::{Duration, Instant};
+
+use oxiserve_backend::BackendResponse;
+
+use crate::config::CacheSettings;
+
+pub(crate) use insert::CacheInsert;
+pub(crate) use key::cache_key;
+pub use local::LocalCache;
+pub use store::{CacheStore, Inserted};
+
+/// The server's response cache, shared by the models that enable it.
+#[derive(Debug)]
+pub struct ResponseCache {
+    store: Box<dyn CacheStore>,
+}
+
+impl ResponseCache {
+    /// The cache `settings` describe.
+    pub fn new(settings: &CacheSettings) -> Self {
+        let store: Box<dyn CacheStore> = match settings {
+            CacheSettings::Local { size } => Box::new(LocalCache::new(*size)),
+        };
+        Self { store }
+    }
+
+    /// The response stored under `key` and how long the lookup took.
+    pub(crate) fn lookup(&self, key: &str) -> (Option<BackendResponse>, Duration) {
+        let started = Instant::now();
+        let response = self.store.lookup(key).and_then(|bytes| {
+            entry::decode(&bytes)
+                .inspect_err(|e| log::error!("unreadable response cache entry '{key}': {e}"))
+                .ok()
+        });
+        (response, started.elapsed())
+    }
+
+    /// Stores `response` under `key`; whether it counts as a miss
+    /// (anything but [`Inserted::AlreadyExists`]), and how long it took.
+    pub(crate) fn insert(&self, key: &str, response: &BackendResponse) -> (bool, Duration) {
+        let started = Instant::now();
+        let outcome = self.store.insert(key, entry::encode(response));
+        if let Inserted::Failed(why) = &outcome {
+            log::error!("Failed to insert key [{key}] into response cache: {why}");
+        }
+        (outcome != Inserted::AlreadyExists, started.elapsed())
+    }
+}
+
+#[cfg(test)]
+mod tests;
