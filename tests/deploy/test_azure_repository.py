@@ -16,9 +16,9 @@ import tritonclient.http as httpclient
 from azure_helpers import ACCOUNT, KEY, Azurite
 from helpers import wait_for
 from models import identity
-from python_models import add_sub, write_repo
+from python_models import write_repo
 from remote_server import (
-    RemoteServer, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails,
+    RemoteServer, check_serves_both, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails, write_two_models,
 )
 from servers import TARGET, free_port
 
@@ -42,19 +42,13 @@ def azurite(tmp_path_factory):
 def container(azurite, tmp_path):
     """A new container holding `repo/` with an identity model and a Python model."""
     name = f"models-{next(_containers)}"
-    azurite.upload(name, write_repo(tmp_path / "models", [identity("ident", "FP32", dims=[4]),
-                                                          add_sub()]))
+    azurite.upload(name, write_two_models(tmp_path / "models"))
     return name
 
 
 def test_serves_with_a_connection_string(azurite, container, tmp_path):
     with RemoteServer(azurite.url(container), tmp_path, env=azurite.env()) as server:
-        client = httpclient.InferenceServerClient(server.url)
-        infer_identity(client)
-        infer_add_sub(client)
-        index = {m["name"]: m["state"] for m in client.get_model_repository_index()}
-        assert index == {"ident": "READY", "add_sub": "READY"}
-        client.close()
+        check_serves_both(server)
 
 
 def test_serves_with_tritons_account_and_key(azurite, container, tmp_path):

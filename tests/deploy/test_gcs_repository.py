@@ -15,9 +15,9 @@ import tritonclient.http as httpclient
 from gcs_helpers import FakeGcs
 from helpers import wait_for
 from models import identity
-from python_models import add_sub, write_repo
+from python_models import write_repo
 from remote_server import (
-    RemoteServer, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails,
+    RemoteServer, check_serves_both, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails, write_two_models,
 )
 from servers import TARGET, free_port
 
@@ -39,8 +39,7 @@ def gcs(tmp_path_factory):
 def bucket(gcs, tmp_path):
     """A new bucket holding `repo/` with an identity model and a Python model."""
     name = f"models-{next(_buckets)}"
-    gcs.upload(name, write_repo(tmp_path / "models", [identity("ident", "FP32", dims=[4]),
-                                                      add_sub()]))
+    gcs.upload(name, write_two_models(tmp_path / "models"))
     return name
 
 
@@ -62,12 +61,7 @@ def service_account_key(path):
 
 def test_serves_from_the_emulator(gcs, bucket, tmp_path):
     with RemoteServer(gcs.url(bucket), tmp_path, env=gcs.env()) as server:
-        client = httpclient.InferenceServerClient(server.url)
-        infer_identity(client)
-        infer_add_sub(client)
-        index = {m["name"]: m["state"] for m in client.get_model_repository_index()}
-        assert index == {"ident": "READY", "add_sub": "READY"}
-        client.close()
+        check_serves_both(server)
 
 
 def test_serves_with_a_service_account_key(gcs, bucket, tmp_path):

@@ -14,9 +14,9 @@ from tritonclient.utils import InferenceServerException
 
 from helpers import wait_for
 from models import identity
-from python_models import add_sub, write_repo
+from python_models import write_repo
 from remote_server import (
-    RemoteServer, infer_add_sub, infer_identity, model_config, run_oxiserve, start_fails,
+    RemoteServer, check_serves_both, infer_identity, model_config, run_oxiserve, start_fails, write_two_models,
 )
 from s3_helpers import Moto, certificates
 from servers import TARGET, free_port
@@ -37,19 +37,13 @@ def moto(tmp_path_factory):
 def bucket(moto, tmp_path):
     """A new bucket holding `repo/` with an identity model and a Python model."""
     name = f"models-{next(_buckets)}"
-    moto.upload(name, write_repo(tmp_path / "models", [identity("ident", "FP32", dims=[4]),
-                                                       add_sub()]))
+    moto.upload(name, write_two_models(tmp_path / "models"))
     return name
 
 
 def test_serves_with_keys_from_the_environment(moto, bucket, tmp_path):
     with RemoteServer(moto.url(bucket), tmp_path, env=moto.env()) as server:
-        client = httpclient.InferenceServerClient(server.url)
-        infer_identity(client)
-        infer_add_sub(client)
-        index = {m["name"]: m["state"] for m in client.get_model_repository_index()}
-        assert index == {"ident": "READY", "add_sub": "READY"}
-        client.close()
+        check_serves_both(server)
 
 
 def test_serves_with_a_credentials_file(moto, bucket, tmp_path):

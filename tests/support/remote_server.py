@@ -9,6 +9,8 @@ import numpy as np
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
+from models import identity
+from python_models import add_sub, write_repo
 from servers import Server, oxiserve_bin
 
 
@@ -80,3 +82,19 @@ def model_config(client, name):
         return client.get_model_config(name)
     except InferenceServerException:
         return {}
+
+
+def write_two_models(folder):
+    """`folder` as the repository the tests upload: an identity model
+    (`ident`) and a Python model (`add_sub`)."""
+    return write_repo(folder, [identity("ident", "FP32", dims=[4]), add_sub()])
+
+
+def check_serves_both(server):
+    """Both models of `write_two_models` answer, and the index lists them ready."""
+    client = httpclient.InferenceServerClient(server.url)
+    infer_identity(client)
+    infer_add_sub(client)
+    index = {m["name"]: m["state"] for m in client.get_model_repository_index()}
+    assert index == {"ident": "READY", "add_sub": "READY"}
+    client.close()
