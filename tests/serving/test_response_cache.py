@@ -5,15 +5,14 @@ and misses as Triton 2.51 does; models the cache cannot serve are refused."""
 
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
+from cache_helpers import CACHE, grpc_infer, stats
 from management_models import executions, infer, logging_model
 from python_models import write_repo
 from scrapes import scrape
 from servers import Server, run_to_exit
 
-CACHE = "response_cache { enable: true }\n"
 FLAGS = ["--cache-config=local,size=1048576"]
 
 
@@ -29,19 +28,6 @@ def cached(tmp_path):
         client = httpclient.InferenceServerClient(server.url)
         yield server, client, logs
         client.close()
-
-
-def grpc_infer(server, model, values):
-    client = grpcclient.InferenceServerClient(server.grpc_url)
-    tensor = grpcclient.InferInput("INPUT0", [1, 4], "INT32")
-    tensor.set_data_from_numpy(np.array([values], dtype=np.int32))
-    result = client.infer(model, [tensor])
-    client.close()
-    return result.as_numpy("OUTPUT0").tolist()[0]
-
-
-def stats(client, model):
-    return client.get_inference_statistics(model)["model_stats"][0]
 
 
 def test_repeated_requests_are_answered_from_the_cache(cached):
@@ -92,6 +78,67 @@ def test_cache_metrics(cached):
         name.startswith("nv_cache") and dict(sample_labels).get("model") == "plain"
         for name, sample_labels in text.samples
     )
+
+
+ENSEMBLE = """name: "pipeline"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 4 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 4 ] } ]
+ensemble_scheduling { step [ {
+  model_name: "member" model_version: -1
+  input_map { key: "INPUT0" value: "IN" }
+  output_map { key: "OUTPUT0" value: "OUT" }
+} ] }
+""" + CACHE
+
+
+def test_a_cached_ensemble_answers_without_running_its_steps(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    repo = write_repo(tmp_path / "repo", [logging_model("member", logs / "member")])
+    (repo / "pipeline" / "1").mkdir(parents=True)
+    (repo / "pipeline" / "config.pbtxt").write_text(ENSEMBLE)
+    with Server(repo, FLAGS) as server:
+        client = httpclient.InferenceServerClient(server.url)
+        for values in [(1, 2, 3, 4), (1, 2, 3, 4), (4, 3, 2, 1), (1, 2, 3, 4)]:
+            tensor = httpclient.InferInput("IN", [1, 4], "INT32")
+            tensor.set_data_from_numpy(np.array([values], dtype=np.int32))
+            out = client.infer("pipeline", [tensor]).as_numpy("OUT").tolist()[0]
+            assert out == list(values)
+        assert executions(logs / "member") == [1, 1], "the step ran once per distinct request"
+        ensemble = stats(client, "pipeline")["inference_stats"]
+        assert (ensemble["cache_hit"]["count"], ensemble["cache_miss"]["count"]) == (2, 2)
+        # The member's own config does not enable the cache: it counts plain runs.
+        member = stats(client, "member")
+        assert member["inference_stats"]["cache_hit"].get("count", 0) == 0
+        assert member["execution_count"] == 2
+        client.close()
+
+
+def test_cache_summaries(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    repo = write_repo(
+        tmp_path / "repo",
+        [logging_model("cached", logs / "cached", warmup=CACHE), logging_model("plain", logs / "plain")],
+    )
+    with Server(repo, FLAGS + ["--metrics-config=summary_latencies=true"]) as server:
+        client = httpclient.InferenceServerClient(server.url)
+        for values in [(1, 1, 1, 1), (1, 1, 1, 1), (1, 1, 1, 1), (2, 2, 2, 2)]:
+            infer(client, "cached", values)
+        infer(client, "plain")
+        text = scrape(server)
+        cached = {"model": "cached", "version": "1"}
+        assert text.value("nv_cache_hit_summary_per_model_count", **cached) == 2
+        assert text.value("nv_cache_miss_summary_per_model_count", **cached) == 2
+        assert text.value("nv_inference_queue_summary_us_count", **cached) == 4
+        # As in Triton, a model with the cache has no request summary.
+        assert not text.has("nv_inference_request_summary_us_count", **cached)
+        plain = {"model": "plain", "version": "1"}
+        assert text.value("nv_inference_request_summary_us_count", **plain) == 1
+        assert not text.has("nv_cache_hit_summary_per_model_count", **plain)
+        client.close()
 
 
 def test_options_table_says_the_cache_is_enabled(cached):

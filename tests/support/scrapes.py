@@ -37,6 +37,10 @@ class Scrape:
         assert key in self.samples, f"no sample {name}{labels} in\n{self.text}"
         return self.samples[key]
 
+    def has(self, name, **labels):
+        """Whether the scrape has the sample `name` with exactly `labels`."""
+        return (name, frozenset((k, str(v)) for k, v in labels.items())) in self.samples
+
     def names(self):
         return {name for name, _ in self.samples}
 

@@ -10,8 +10,8 @@ import struct
 import numpy as np
 
 from oxiserve_stub.errors import TritonError, TritonModelException
-from oxiserve_stub.errors import not_supported as _not_supported
 from oxiserve_stub.metrics import MetricFamily
+from oxiserve_stub.model_control import is_model_ready, load_model, unload_model
 from oxiserve_stub.tensors import Tensor
 from oxiserve_stub.tensors import deserialize_bytes as _deserialize_bytes
 from oxiserve_stub.messages import (
@@ -143,20 +143,6 @@ def using_decoupled_model_transaction_policy(model_config):
     if policy is not None:
         return policy["decoupled"]
     return False
-
-
-# --------------------------------------------------------------------- phase 2 stubs
-
-def load_model(*args, **kwargs):
-    _not_supported("load_model")
-
-
-def unload_model(*args, **kwargs):
-    _not_supported("unload_model")
-
-
-def is_model_ready(*args, **kwargs):
-    _not_supported("is_model_ready")
 
 
 # --------------------------------------------------------------------- ModelConfig

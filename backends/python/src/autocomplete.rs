@@ -75,6 +75,13 @@ pub(crate) fn run(
                     ours.write_all(&reply.encode()?).map_err(fail)?;
                 }
             }
+            FromStub::ModelControl { call_id, .. } => {
+                let result = Err(Error::unavailable(
+                    "models cannot be loaded, unloaded or checked in auto_complete_config",
+                ));
+                let reply = ToStub::ModelControlReply { call_id, result };
+                ours.write_all(&reply.encode()?).map_err(fail)?;
+            }
             _ => {}
         }
     }

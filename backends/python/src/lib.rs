@@ -14,6 +14,7 @@ mod instance;
 mod interpreter;
 mod metrics;
 mod model;
+mod model_control;
 mod model_log;
 mod package;
 mod polling;

@@ -25,7 +25,7 @@ use crate::{
     convert,
     inflight::{InFlight, OpenRequest},
     metrics::StubMetrics,
-    model_log,
+    model_control, model_log,
     polling::PollingReader,
     protocol::{self, FromStub, Payload, ToStub, WireResponse, decode::decode},
     zygote::Zygote,
@@ -187,6 +187,9 @@ impl Pump {
                 if let Some(reply) = self.metrics.handle(call, &self.instance) {
                     let _ = self.connection.send(&reply);
                 }
+            }
+            FromStub::ModelControl { call_id, call } => {
+                model_control::start(&self.host, &self.connection, call_id, call)
             }
         }
     }

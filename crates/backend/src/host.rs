@@ -1,8 +1,10 @@
 //! What a backend may ask of the server that loaded it: running requests on
-//! other models (the Python backend's BLS calls), and custom metrics.
+//! other models (the Python backend's BLS calls), loading and unloading
+//! models (its `pb_utils.load_model`), and custom metrics.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use oxiserve_trace::Trace;
 use oxiserve_types::{Error, ErrorKind, InferRequest, InferResponse, Result};
 
@@ -19,6 +21,16 @@ pub struct StreamEvent {
 /// Receives a request's events, possibly on another thread; the last one
 /// has `is_final` set.
 pub type EventCallback = Box<dyn FnMut(StreamEvent) + Send>;
+
+/// A model's request to load a model: Triton's load parameters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadParameters {
+    /// `config`: the configuration as JSON, used instead of `config.pbtxt`.
+    pub config: Option<String>,
+    /// The files of a model folder made for this load, by path relative to
+    /// it (`1/model.onnx`); they need `config`.
+    pub files: Vec<(String, Bytes)>,
+}
 
 /// The server, as a backend sees it.
 pub trait ModelHost: Send + Sync + std::fmt::Debug {
@@ -41,6 +53,20 @@ pub trait ModelHost: Send + Sync + std::fmt::Debug {
 
     /// The server's custom metric families, shown on its `/metrics`.
     fn custom_metrics(&self) -> Arc<CustomMetrics>;
+
+    /// Loads (or reloads) `model_name` as the repository load request
+    /// does, with `parameters`; returns once it is ready or failed. Never
+    /// waits for the model that asks (it may be loading or running the
+    /// request that asks).
+    fn load_model(&self, model_name: &str, parameters: LoadParameters) -> Result<()>;
+
+    /// Takes `model_name` out of service as the repository unload request
+    /// does (with `unload_dependents`, also the models only it had loaded);
+    /// returns before its versions finished their requests.
+    fn unload_model(&self, model_name: &str, unload_dependents: bool) -> Result<()>;
+
+    /// Whether `model_name` (at `version`, or its latest) is ready.
+    fn is_model_ready(&self, model_name: &str, version: Option<i64>) -> bool;
 }
 
 /// The host of models loaded outside a server (backend unit tests): every
@@ -65,6 +91,18 @@ impl ModelHost for NoHost {
 
     fn custom_metrics(&self) -> Arc<CustomMetrics> {
         Arc::default()
+    }
+
+    fn load_model(&self, model_name: &str, _: LoadParameters) -> Result<()> {
+        Err(no_server(model_name))
+    }
+
+    fn unload_model(&self, model_name: &str, _: bool) -> Result<()> {
+        Err(no_server(model_name))
+    }
+
+    fn is_model_ready(&self, _: &str, _: Option<i64>) -> bool {
+        false
     }
 }
 

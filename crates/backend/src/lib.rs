@@ -20,7 +20,7 @@ pub use batch::{BatchOutput, execute_grouped};
 pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };
-pub use host::{EventCallback, ModelHost, NoHost, StreamEvent};
+pub use host::{EventCallback, LoadParameters, ModelHost, NoHost, StreamEvent};
 pub use oxiserve_trace::Trace;
 pub use request::BackendRequest;
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};

@@ -10,6 +10,10 @@ use oxiserve_proto::{
 
 use crate::{error::ConfigError, suggest::did_you_mean};
 
+mod decoupled;
+
+pub use decoupled::decoupled_flow;
+
 fn steps(config: &ModelConfig) -> &[Step] {
     match &config.scheduling_choice {
         Some(SchedulingChoice::EnsembleScheduling(e)) => &e.step,

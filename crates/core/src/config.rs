@@ -2,6 +2,8 @@
 
 use std::{path::PathBuf, sync::Arc};
 
+use crate::cache_store::CacheStore;
+
 /// How the server manages its model repository (`--model-control-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ModelControlMode {
@@ -50,8 +52,12 @@ pub struct ServerConfig {
     pub model_namespacing: bool,
     /// Caps on what clients can make the server hold.
     pub limits: ServerLimits,
-    /// The response cache (`--cache-config`); `None`: no model is cached.
-    pub response_cache: Option<CacheSettings>,
+    /// Where the response cache keeps its entries (`--cache-config`);
+    /// `None`: no model is cached.
+    pub response_cache: Option<Arc<dyn CacheStore>>,
+    /// The rate limiter (`--rate-limit=execution_count`); `None`: off, each
+    /// instance executes as soon as it has work.
+    pub rate_limiter: Option<RateLimiterSettings>,
 }
 
 /// Caps on what clients can make the server hold, each with a default an
@@ -108,9 +114,20 @@ pub const DEFAULT_QUANTILES: [Quantile; 5] = [
     },
 ];
 
-/// The cache the server was started with (`--cache-config`).
+/// The rate limiter's settings (`--rate-limit-resource`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RateLimiterSettings {
+    /// The resource counts given; without any, each resource counts the
+    /// largest number any one instance needs.
+    pub resources: Vec<ResourceCount>,
+}
+
+/// How many units of a resource there are (`<name>:<count>[:<device>]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CacheSettings {
-    /// Triton's `local` cache: an LRU in this process holding at most `size` bytes.
-    Local { size: u64 },
+pub struct ResourceCount {
+    pub name: String,
+    pub count: u64,
+    /// The device it applies to; `None`: each device (global resources
+    /// ignore it).
+    pub device: Option<i32>,
 }

@@ -5,6 +5,7 @@
 
 mod backends;
 mod cache;
+mod cache_store;
 mod config;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -12,6 +13,7 @@ mod header_forward;
 mod infer;
 mod manager;
 mod model;
+mod rate_limiter;
 pub mod repository;
 mod restriction;
 mod scheduler;
@@ -21,8 +23,11 @@ mod stats;
 mod warmup;
 
 pub use backends::BackendRegistry;
+pub use cache::LocalCache;
+pub use cache_store::{CacheStore, Inserted};
 pub use config::{
-    CacheSettings, DEFAULT_QUANTILES, ModelControlMode, Quantile, ServerConfig, ServerLimits,
+    DEFAULT_QUANTILES, ModelControlMode, Quantile, RateLimiterSettings, ResourceCount,
+    ServerConfig, ServerLimits,
 };
 pub use header_forward::HeaderForward;
 pub use infer::{ResponseStream, StreamEvent};

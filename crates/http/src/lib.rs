@@ -1,6 +1,7 @@
 //! The KServe v2 HTTP/REST frontend with Triton's extensions: health,
 //! metadata, inference (JSON and binary tensor data), classification,
-//! statistics, model repository, logging, trace and generate. Handlers
+//! statistics, model repository, logging, trace and generate, and an
+//! OpenAI-compatible API under `/v1`. Handlers
 //! decode, call the core's [`Server`], and encode; nothing else. The
 //! SageMaker and Vertex AI endpoints forward their requests to these
 //! handlers.
@@ -13,10 +14,12 @@ mod compression;
 mod error;
 mod forward;
 mod handlers;
+mod openai;
 mod options;
 mod router;
 mod sagemaker;
 mod serve;
+mod sse;
 mod traced;
 mod vertex_ai;
 

@@ -1,4 +1,4 @@
-//! The routes: KServe v2 paths and Triton's extension paths.
+//! The routes: KServe v2 paths, Triton's extension paths and the OpenAI-compatible `/v1` paths.
 
 use axum::{
     Router,
@@ -17,6 +17,7 @@ use crate::{
         self, generate, health, infer, logging, metadata, repository, shared_memory, statistics,
         trace,
     },
+    openai,
     options::HttpOptions,
 };
 
@@ -93,7 +94,9 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
         (
             C::Metadata,
             both(
-                Router::new().route("/v2", get(metadata::server)),
+                Router::new()
+                    .route("/v2", get(metadata::server))
+                    .merge(openai::model_routes()),
                 "",
                 get(metadata::model),
             ),
@@ -118,7 +121,7 @@ pub fn router(server: Server, options: &HttpOptions) -> Router {
                 ("/generate_stream", post(generate::generate::<true>)),
             ]
             .into_iter()
-            .fold(Router::new(), |routes, (path, handler)| {
+            .fold(openai::inference_routes(), |routes, (path, handler)| {
                 both(routes, path, handler)
             }),
         ),

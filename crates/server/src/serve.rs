@@ -58,10 +58,18 @@ pub fn run(options: &ServerOptions) -> ExitCode {
         }
     };
     let mut config = server_config::from_options(options, &metrics_settings);
-    config.response_cache = match cache_settings::from_options(&options.cache) {
+    let cache = match cache_settings::from_options(&options.cache, |name| std::env::var(name).ok())
+    {
         Ok(cache) => cache,
         Err(e) => {
             log::error!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    config.response_cache = match cache.map(|choice| choice.open()).transpose() {
+        Ok(store) => store,
+        Err(e) => {
+            log::error!("error: creating server: {e}");
             return ExitCode::FAILURE;
         }
     };

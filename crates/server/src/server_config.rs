@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
 use oxiserve_backend_python::{PythonBackend, PythonSettings};
-use oxiserve_core::{BackendRegistry, ModelControlMode, ServerConfig, ServerLimits};
+use oxiserve_core::{
+    BackendRegistry, ModelControlMode, RateLimiterSettings, ResourceCount, ServerConfig,
+    ServerLimits,
+};
 
 use crate::{
-    cli::{ServerOptions, values},
+    cli::{ServerOptions, resources::RateLimiterOptions, values},
     metrics::MetricsSettings,
 };
 
@@ -41,7 +44,28 @@ pub fn from_options(options: &ServerOptions, metrics: &MetricsSettings) -> Serve
             model_queue: options.memory.model_queue_limit,
         },
         response_cache: None,
+        rate_limiter: rate_limiter(&options.rate_limiter),
     }
+}
+
+/// The rate limiter `--rate-limit` asks for, with `--rate-limit-resource`'s
+/// counts; `None` when it is off.
+fn rate_limiter(options: &RateLimiterOptions) -> Option<RateLimiterSettings> {
+    if options.rate_limit == values::RateLimitMode::Off {
+        return None;
+    }
+    let resources = options
+        .rate_limit_resource
+        .iter()
+        .map(|resource| ResourceCount {
+            name: resource.name.clone(),
+            count: u64::from(resource.count),
+            device: resource
+                .device
+                .map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
+        })
+        .collect();
+    Some(RateLimiterSettings { resources })
 }
 
 /// Every backend built into this binary, with its `--backend-config` settings.

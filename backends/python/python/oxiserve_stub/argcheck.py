@@ -9,6 +9,10 @@ import operator
 
 _STRINGS = (str, bytes, bytearray)
 
+# What pybind11 raises (as RuntimeError) when py::cast finds an object of another type.
+CAST = ("Unable to cast Python instance to C++ type (#define "
+        "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
+
 
 def fail(function, argument, value):
     raise TypeError("%s(): incompatible argument '%s' of type '%s'"

@@ -3,15 +3,15 @@ them and the transport.
 
 It holds the instance's state (names, decoupled, whether BLS is allowed) and the few
 operations those objects ask of the instance (`bls_exec`, `bls_async_exec`,
-`send_response`, `is_cancelled`, `log`, the custom metric calls), each bound once to the
-instance's Conn. The entry point (instance.serve) builds it on the Conn it created and
-hands it out explicitly.
+`send_response`, `is_cancelled`, `log`, the custom metric and model control calls), each
+bound once to the instance's Conn. The entry point (instance.serve) builds it on the Conn
+it created and hands it out explicitly.
 """
 
 import functools
 import queue
 
-from . import metric_calls
+from . import control_calls, metric_calls
 from . import protocol as P
 from .bls import bls_async_exec, bls_exec
 from .response_frames import send_response
@@ -37,6 +37,9 @@ class Context:
         self.metric_observe = functools.partial(metric_calls.update, conn, metric_calls.OBSERVE)
         self.metric_value = functools.partial(metric_calls.value, conn)
         self.metric_delete = functools.partial(metric_calls.delete_later, conn)
+        self.load_model = functools.partial(control_calls.load, conn)
+        self.unload_model = functools.partial(control_calls.unload, conn)
+        self.is_model_ready = functools.partial(control_calls.is_ready, conn)
 
     def is_cancelled(self, rid):
         """An IsCancelled round trip for request rid."""

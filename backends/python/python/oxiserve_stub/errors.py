@@ -37,10 +37,6 @@ class TritonError:
         return "TritonError(%r, %d)" % (self._message, self._code)
 
 
-def not_supported(what):
-    raise TritonModelException("%s is not supported by oxiserve yet" % what)
-
-
 _OUR_DIR = os.path.dirname(os.path.abspath(__file__))
 _OUR_FILES = (_OUR_DIR, os.path.join(os.path.dirname(_OUR_DIR), "triton_python_backend_utils.py"),
               os.path.join(os.path.dirname(_OUR_DIR), "c_python_backend_utils.py"))

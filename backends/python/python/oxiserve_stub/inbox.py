@@ -240,6 +240,14 @@ class Inbox:
                 w = waiters.pop(tag, None)
                 if w is not None:
                     w((message if code is not None else None, value))
+            elif kind == P.MODEL_CONTROL_REPLY:
+                r = P.Reader(buf, bs, end)
+                code, message = r.error()
+                ready = r.bool()
+                r.done()
+                w = waiters.pop(tag, None)
+                if w is not None:
+                    w((message if code is not None else None, ready))
             elif kind == P.RELEASE_IN:
                 r = P.Reader(buf, bs, end)
                 n = r.u32()

@@ -24,6 +24,7 @@ from .errors import TritonError, TritonModelException, format_exception
 from .log import Logger
 from .messages import RELEASE_RESCHEDULE, InferenceRequest, InferenceResponse
 from .metrics import MetricFamily
+from .model_control import Models
 from .modelfile import load_model_module
 from .response_frames import FINAL, encode_responses, send_final_error, send_response
 
@@ -342,4 +343,5 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
     InferenceRequest._ctx = ctx
     Logger._ctx = ctx
     MetricFamily._ctx = ctx
+    Models._ctx = ctx
     Instance(conn, ctx).run()

@@ -13,7 +13,7 @@ import json
 import operator
 import weakref
 
-from .argcheck import as_str, fail
+from .argcheck import CAST, as_str, fail
 from .errors import TritonModelException
 
 
@@ -83,8 +83,6 @@ HISTOGRAM = MetricKind.HISTOGRAM
 _CLEARED = ("Invalid metric operation as the corresponding 'MetricFamily' has been deleted. "
             "The 'MetricFamily' object should be deleted AFTER its corresponding 'Metric' "
             "objects have been deleted.")
-_CAST = ("Unable to cast Python instance to C++ type (#define "
-         "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
 
 
 def _server_error(ctx, context, message):
@@ -106,11 +104,11 @@ def _as_double(value, function):
 
 def _bucket(value):
     if isinstance(value, (str, bytes, bytearray)) or value is None:
-        raise RuntimeError(_CAST)
+        raise RuntimeError(CAST)
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise RuntimeError(_CAST) from None
+        raise RuntimeError(CAST) from None
 
 
 def _labels_key(labels_json):

@@ -15,6 +15,7 @@ REPLY = 5
 RELEASE_IN = 6
 AUTO_COMPLETE = 7
 METRIC_REPLY = 8
+MODEL_CONTROL_REPLY = 9
 # stub -> server
 INIT_DONE = 32
 EXECUTE_DONE = 33
@@ -32,6 +33,9 @@ METRIC_NEW = 44
 METRIC_UPDATE = 45
 METRIC_VALUE = 46
 METRIC_DELETE = 47
+LOAD_MODEL = 48
+UNLOAD_MODEL = 49
+MODEL_READY = 50
 
 NO_ERROR = 0xFFFFFFFF
 NO_BLOCK = 0xFFFFFFFFFFFFFFFF
@@ -324,6 +328,15 @@ def enc_metric_reply(call_id, value=0.0, error=None):
     return frame(METRIC_REPLY, call_id, out)
 
 
+def enc_model_control_reply(call_id, ready=False, error=None):
+    """error: None or (code, message)."""
+    out = []
+    code, msg = error if error is not None else (NO_ERROR, "")
+    p_error(out, code, msg)
+    out.append(U8.pack(1 if ready else 0))
+    return frame(MODEL_CONTROL_REPLY, call_id, out)
+
+
 def decode_stub_frame(kind, tag, body):
     """Decode a stub -> server frame body into a dict (for tests and tools)."""
     r = Reader(body)
@@ -388,6 +401,19 @@ def decode_stub_frame(kind, tag, body):
         d["metric"] = r.u64()
     elif kind == METRIC_DELETE:
         pass
+    elif kind == LOAD_MODEL:
+        d["model_name"] = r.str()
+        d["config"] = r.str()
+        d["files"] = {}
+        for _ in range(r.u32()):
+            name = r.str()
+            d["files"][name] = r.blob()
+    elif kind == UNLOAD_MODEL:
+        d["model_name"] = r.str()
+        d["unload_dependents"] = r.bool()
+    elif kind == MODEL_READY:
+        d["model_name"] = r.str()
+        d["model_version"] = r.str()
     else:
         raise ProtocolError("unknown stub frame kind %d" % kind)
     r.done()

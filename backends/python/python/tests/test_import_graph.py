@@ -141,7 +141,7 @@ def test_transport_and_user_types_apart():
                  "oxiserve_stub.conn"}
     user_types = {"oxiserve_stub.errors", "oxiserve_stub.tensors", "oxiserve_stub.messages",
                   "oxiserve_stub.log", "oxiserve_stub.argcheck",
-                  "oxiserve_stub.dlpack"}
+                  "oxiserve_stub.dlpack", "oxiserve_stub.model_control"}
     for m in sorted(transport):
         wrong = sorted(set(graph[m]) - transport)
         assert not wrong, "%s (transport) imports %s" % (m, ", ".join(wrong))

@@ -3,9 +3,9 @@
 use oxiserve_types::{Error, Result};
 
 use super::{
-    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, MetricCall, MetricOp, NO_ERROR,
-    Payload, SEND_FAILED, SEND_FINAL, TensorDesc, WireRequest, WireResponse, dtype_from_code,
-    error_kind, metric::kind_from_code, protocol_error,
+    Correlation, FromStub, FromStubKind, LogLevel, MAX_NDIM, MetricCall, MetricOp,
+    ModelControlCall, NO_ERROR, Payload, SEND_FAILED, SEND_FINAL, TensorDesc, WireRequest,
+    WireResponse, dtype_from_code, error_kind, metric::kind_from_code, protocol_error,
 };
 use crate::arena::ALIGN;
 
@@ -115,6 +115,34 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
             metric_id: r.u64()?,
         }),
         FromStubKind::MetricDelete => FromStub::Metric(MetricCall::Delete { metric_id: tag }),
+        FromStubKind::LoadModel => {
+            let model_name = r.str()?;
+            let config = r.str()?;
+            let n = r.u32()? as usize;
+            let files = r.list(n, |r| Ok((r.str()?, r.blob()?)))?;
+            FromStub::ModelControl {
+                call_id: tag,
+                call: ModelControlCall::Load {
+                    model_name,
+                    config,
+                    files,
+                },
+            }
+        }
+        FromStubKind::UnloadModel => FromStub::ModelControl {
+            call_id: tag,
+            call: ModelControlCall::Unload {
+                model_name: r.str()?,
+                unload_dependents: r.bool()?,
+            },
+        },
+        FromStubKind::ModelReady => FromStub::ModelControl {
+            call_id: tag,
+            call: ModelControlCall::IsReady {
+                model_name: r.str()?,
+                model_version: r.str()?,
+            },
+        },
     })
 }
 
@@ -196,6 +224,11 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(bytes)
             .map(str::to_owned)
             .map_err(|e| Error::internal(format!("string is not UTF-8: {e}")))
+    }
+
+    pub(super) fn blob(&mut self) -> Result<bytes::Bytes> {
+        let n = self.u32()? as usize;
+        Ok(bytes::Bytes::copy_from_slice(self.take(n)?))
     }
 
     /// `n` items; the capacity reserved up front is bounded by the bytes left,

@@ -27,6 +27,7 @@ impl ToStub {
             ToStub::Release { .. } => (ToStubKind::Release, 0),
             ToStub::AutoComplete { .. } => (ToStubKind::AutoComplete, 0),
             ToStub::MetricReply { call_id, .. } => (ToStubKind::MetricReply, *call_id),
+            ToStub::ModelControlReply { call_id, .. } => (ToStubKind::ModelControlReply, *call_id),
         };
         let mut w = Writer::frame(out, kind as u32, tag);
         match self {
@@ -78,6 +79,10 @@ impl ToStub {
             ToStub::MetricReply { result, .. } => {
                 w.error(&result.as_ref().err().cloned());
                 w.f64(*result.as_ref().unwrap_or(&0.0));
+            }
+            ToStub::ModelControlReply { result, .. } => {
+                w.error(&result.as_ref().err().cloned());
+                w.bool(*result.as_ref().unwrap_or(&false));
             }
         }
         w.finish()
@@ -167,6 +172,13 @@ impl<'a> Writer<'a> {
     pub(super) fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
         self.out.extend_from_slice(s.as_bytes());
+    }
+
+    /// The stub's `blob` (in round-trip tests only: the server sends none).
+    #[cfg(test)]
+    pub(super) fn blob(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.out.extend_from_slice(b);
     }
 
     pub(super) fn offsets(&mut self, offsets: &[u64]) {

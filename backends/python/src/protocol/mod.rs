@@ -11,6 +11,7 @@
 pub mod decode;
 mod encode;
 mod metric;
+mod model_control;
 #[cfg(test)]
 mod tests;
 
@@ -19,6 +20,7 @@ use std::fmt;
 use oxiserve_types::{DataType, Error, ErrorKind, Result};
 
 pub use metric::{MetricCall, MetricOp};
+pub use model_control::ModelControlCall;
 
 /// Bytes of `kind` + `tag`, the part of every frame counted by `len` before the body.
 pub const HEADER_LEN: usize = 12;
@@ -49,6 +51,7 @@ pub enum ToStubKind {
     Release = 6,
     AutoComplete = 7,
     MetricReply = 8,
+    ModelControlReply = 9,
 }
 
 impl ToStubKind {
@@ -64,6 +67,7 @@ impl ToStubKind {
             Release,
             AutoComplete,
             MetricReply,
+            ModelControlReply,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -90,6 +94,9 @@ pub enum FromStubKind {
     MetricUpdate = 45,
     MetricValue = 46,
     MetricDelete = 47,
+    LoadModel = 48,
+    UnloadModel = 49,
+    ModelReady = 50,
 }
 
 impl FromStubKind {
@@ -113,6 +120,9 @@ impl FromStubKind {
             MetricUpdate,
             MetricValue,
             MetricDelete,
+            LoadModel,
+            UnloadModel,
+            ModelReady,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -282,6 +292,12 @@ pub enum ToStub {
         call_id: u64,
         result: Result<f64>,
     },
+    /// The answer to model control call `call_id`: an error, or whether the
+    /// model is ready (false for loads and unloads).
+    ModelControlReply {
+        call_id: u64,
+        result: Result<bool>,
+    },
 }
 
 /// The level of a `Log` frame.
@@ -381,6 +397,11 @@ pub enum FromStub {
     },
     /// A custom metric call.
     Metric(MetricCall),
+    /// A model control call, answered by a `ModelControlReply`.
+    ModelControl {
+        call_id: u64,
+        call: ModelControlCall,
+    },
 }
 
 /// The frame length from the 4-byte prefix: the number of bytes to read next

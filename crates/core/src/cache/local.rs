@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use parking_lot::Mutex;
 
-use super::store::{CacheStore, Inserted};
+use crate::cache_store::{CacheStore, Inserted};
 
 /// An in-process LRU cache bounded by the bytes of its keys and entries.
 #[derive(Debug)]

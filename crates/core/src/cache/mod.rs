@@ -1,37 +1,34 @@
 //! Triton's response cache: a model whose config has `response_cache {
 //! enable: true }` answers a repeated request from the server's cache
-//! (`--cache-config local,size=N`) without executing (see
-//! `docs/design/response-cache.md`).
+//! (`--cache-config local,size=N`, or a store outside the core such as
+//! Redis) without executing (see `docs/design/response-cache.md`).
 
 mod entry;
 mod insert;
 mod key;
 mod local;
-mod store;
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use oxiserve_backend::BackendResponse;
 
-use crate::config::CacheSettings;
-
+use crate::cache_store::{CacheStore, Inserted};
 pub(crate) use insert::CacheInsert;
 pub(crate) use key::cache_key;
 pub use local::LocalCache;
-pub use store::{CacheStore, Inserted};
 
 /// The server's response cache, shared by the models that enable it.
 #[derive(Debug)]
 pub struct ResponseCache {
-    store: Box<dyn CacheStore>,
+    store: Arc<dyn CacheStore>,
 }
 
 impl ResponseCache {
-    /// The cache `settings` describe.
-    pub fn new(settings: &CacheSettings) -> Self {
-        let store: Box<dyn CacheStore> = match settings {
-            CacheSettings::Local { size } => Box::new(LocalCache::new(*size)),
-        };
+    /// The cache that keeps its entries in `store`.
+    pub fn new(store: Arc<dyn CacheStore>) -> Self {
         Self { store }
     }
 
@@ -54,6 +51,7 @@ impl ResponseCache {
         if let Inserted::Failed(why) = &outcome {
             log::error!("Failed to insert key [{key}] into response cache: {why}");
         }
+        // `Inserted::Unavailable`: the store has already said why.
         (outcome != Inserted::AlreadyExists, started.elapsed())
     }
 }

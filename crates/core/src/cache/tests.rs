@@ -1,9 +1,11 @@
+use std::sync::Arc;
+
 use bytes::Bytes;
 use oxiserve_backend::BackendResponse;
 use oxiserve_types::{DataType, InferRequest, Tensor};
 
-use super::{CacheStore, Inserted, LocalCache, ResponseCache, cache_key, entry};
-use crate::config::CacheSettings;
+use super::{LocalCache, ResponseCache, cache_key, entry};
+use crate::cache_store::{CacheStore, Inserted};
 
 fn tensor(name: &str, shape: Vec<i64>, data: &'static [u8]) -> Tensor {
     Tensor::new(name, DataType::Uint8, shape, Bytes::from_static(data))
@@ -79,7 +81,7 @@ fn local_cache_evicts_least_recently_used() {
 
 #[test]
 fn misses_count_unless_the_key_exists() {
-    let cache = ResponseCache::new(&CacheSettings::Local { size: 1024 });
+    let cache = ResponseCache::new(Arc::new(LocalCache::new(1024)));
     let response = BackendResponse::new(vec![tensor("A", vec![1], b"a")]);
     assert!(cache.lookup("k").0.is_none());
     assert!(cache.insert("k", &response).0);

@@ -45,7 +45,8 @@ impl ModelManager {
             match (loaded, ready) {
                 (true, false) => {
                     log::info!("unloading '{user}': its step '{name}' is not available");
-                    self.take_out(&user, UNLOADED);
+                    // (An ensemble never asks itself: this cannot fail.)
+                    let _ = self.take_out(&user, UNLOADED);
                     self.inner
                         .models
                         .update(&user, |entry| entry.awaits_members = true);

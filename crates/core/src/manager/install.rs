@@ -11,13 +11,14 @@ use std::{
 
 use oxiserve_backend::ModelContext;
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
+use oxiserve_proto::ModelConfig;
 use oxiserve_types::{Error, ErrorKind, Result};
 use parking_lot::Mutex;
 
 use super::{
     ModelManager,
     host::ServerHost,
-    members,
+    members, requester,
     table::{ModelEntry, UNLOADED, VersionSlot},
 };
 use crate::{
@@ -77,7 +78,12 @@ impl ModelManager {
     fn install_read(&self, model: ScannedModel, origin: Origin) -> ModelEntry {
         let id = model.id;
         let lock = self.model_lock(&id);
-        let _serial = lock.lock();
+        let Some(_serial) = self.lock_model(&lock, &id) else {
+            return ModelEntry {
+                failure: Some(requester::busy(&id)),
+                ..Default::default()
+            };
+        };
         let mut previous = self.inner.models.get(&id);
         if let (Ok(spec), Some(old)) = (&model.outcome, &previous) {
             match self.update_instances(old, spec, &origin) {
@@ -111,7 +117,7 @@ impl ModelManager {
                 }
             }
             Ok(spec) => {
-                let _slot = self.inner.load_slots.acquire();
+                let _slot = self.load_slot();
                 self.load_versions(&id, spec)
             }
         };
@@ -152,7 +158,7 @@ impl ModelManager {
                 }
             }
         };
-        retire(&id, retired);
+        self.retiring(move || retire(&id, retired));
         entry
     }
 
@@ -209,39 +215,42 @@ impl ModelManager {
 
     /// Takes `id` out of service: its versions become unavailable with
     /// `reason`, finish their requests and shut down. Returns the model's
-    /// last configuration, or `None` if it was not known.
-    pub(super) fn take_out(
-        &self,
-        id: &ModelId,
-        reason: &str,
-    ) -> Option<Arc<oxiserve_proto::ModelConfig>> {
+    /// last configuration, or `None` if it was not known; fails only when
+    /// the model asking is `id` and its lock is busy ([`requester`]).
+    pub(super) fn take_out(&self, id: &ModelId, reason: &str) -> Result<Option<Arc<ModelConfig>>> {
         let lock = self.model_lock(id);
-        let _serial = lock.lock();
-        let mut old = {
+        let Some(_serial) = self.lock_model(&lock, id) else {
+            return Err(Error::unavailable(requester::busy(id)));
+        };
+        let old = {
             let _guard = self.inner.lifecycle.lock();
-            self.inner.models.mark_unavailable(id, reason)?
+            self.inner.models.mark_unavailable(id, reason)
+        };
+        let Some(mut old) = old else {
+            return Ok(None);
         };
         let retired = Retired {
             models: old.take_models(),
             _folder: old.folder.take(),
         };
-        retire(id, retired);
-        old.config
+        let id = id.clone();
+        self.retiring(move || retire(&id, retired));
+        Ok(old.config)
     }
 
     /// Takes `id` out of service as unloaded and out of the global map: it
-    /// was unloaded on request or its folder is gone. Returns its last
-    /// configuration, or `None` if it was not known.
-    pub(super) fn remove(&self, id: &ModelId) -> Option<Arc<oxiserve_proto::ModelConfig>> {
-        let config = self.take_out(id, UNLOADED);
+    /// was unloaded on request or its folder is gone. Returns what
+    /// [`Self::take_out`] returns.
+    pub(super) fn remove(&self, id: &ModelId) -> Result<Option<Arc<ModelConfig>>> {
+        let config = self.take_out(id, UNLOADED)?;
         self.inner.models.update(id, |entry| entry.removed = true);
-        config
+        Ok(config)
     }
 
     /// Takes a model found in two repositories out of service, with the
     /// ensembles that use it; its index row gives the reason.
     fn take_out_not_unique(&self, id: &ModelId) {
-        if self.take_out(id, NOT_UNIQUE_REASON).is_some() {
+        if matches!(self.take_out(id, NOT_UNIQUE_REASON), Ok(Some(_))) {
             self.inner.models.update(id, |entry| {
                 entry.versions.clear();
                 entry.failure = Some(NOT_UNIQUE_REASON.to_string());
@@ -284,7 +293,7 @@ impl ModelManager {
                 config: config.clone(),
                 model_path: spec.dir.path.clone(),
                 version_path: version.path.clone(),
-                host: ServerHost::new(self),
+                host: ServerHost::new(self, id),
             };
             self.inner.models.set_status(
                 id,
@@ -372,6 +381,7 @@ impl ModelManager {
             stats: StatsSettings::of(self.config()),
             queue_limit: self.config().limits.model_queue,
             cache: self.inner.response_cache.clone(),
+            rate_limiter: self.inner.rate_limiter.clone(),
         };
         LoadedModel::load(backend.as_ref(), context, settings)
     }

@@ -143,8 +143,7 @@ impl ModelManager {
     /// mode only). Unloading a model that is not loaded succeeds.
     pub fn unload_model(&self, name: &str) -> Result<()> {
         self.check_explicit(name, "unload")?;
-        self.unload(name, false);
-        Ok(())
+        self.unload(name, false)
     }
 
     /// [`Server::unload_model`], and then the models loaded only because
@@ -152,8 +151,7 @@ impl ModelManager {
     /// them (the `unload_dependents` parameter).
     pub fn unload_model_and_dependents(&self, name: &str) -> Result<()> {
         self.check_explicit(name, "unload")?;
-        self.unload(name, true);
-        Ok(())
+        self.unload(name, true)
     }
 
     /// Every model in the repositories and every model the server knows,
@@ -241,7 +239,7 @@ impl ModelManager {
 
     /// Takes every model named `name` out of service and shuts its versions
     /// down; with `dependents`, then the members it alone had loaded.
-    fn unload(&self, name: &str, dependents: bool) {
+    fn unload(&self, name: &str, dependents: bool) -> Result<()> {
         let ids: Vec<ModelId> = self.inner.models.read(|models| {
             models
                 .iter()
@@ -250,16 +248,19 @@ impl ModelManager {
                 .collect()
         });
         for id in ids {
-            self.unload_model_id(&id, dependents);
+            self.unload_model_id(&id, dependents).map_err(|e| {
+                Error::new(e.kind, format!("failed to unload '{name}': {}", e.message))
+            })?;
         }
+        Ok(())
     }
 
     /// [`ModelManager::unload`] for one model.
-    fn unload_model_id(&self, id: &ModelId, dependents: bool) {
-        let config = self.remove(id);
+    fn unload_model_id(&self, id: &ModelId, dependents: bool) -> Result<()> {
+        let config = self.remove(id)?;
         self.follow_members(&id.name);
         let Some(config) = config.filter(|_| dependents) else {
-            return;
+            return Ok(());
         };
         for member in members::bound_members(&config) {
             let unused = self.inner.models.read(|models| {
@@ -277,9 +278,10 @@ impl ModelManager {
             });
             if unused {
                 log::info!("unloading '{member}', which only '{id}' needed");
-                self.unload_model_id(&member, true);
+                self.unload_model_id(&member, true)?;
             }
         }
+        Ok(())
     }
 
     fn check_explicit(&self, name: &str, action: &str) -> Result<()> {

@@ -34,6 +34,11 @@
 //!
 //! The locks are `parking_lot`'s: a panic never poisons them, so no caller
 //! has a poisoned lock to recover.
+//!
+//! A model's own loads and unloads (a Python model's `pb_utils.load_model`,
+//! through its [`host`]) come while that model's load, or a request of it,
+//! waits for them; [`requester`] says how they keep clear of what that wait
+//! holds.
 
 mod dependents;
 mod host;
@@ -44,6 +49,7 @@ mod load_slots;
 mod lookup;
 mod members;
 mod poller;
+mod requester;
 mod table;
 
 use std::{collections::HashMap, sync::Arc, sync::OnceLock};
@@ -58,6 +64,7 @@ use crate::{
     backends::BackendRegistry,
     cache::ResponseCache,
     config::ServerConfig,
+    rate_limiter::RateLimiter,
     repository::{ModelId, NOT_UNIQUE_REASON},
 };
 use table::{ModelEntry, ModelTable, UNLOADED};
@@ -85,6 +92,23 @@ pub struct InFlight {
 #[derive(Debug, Clone)]
 pub struct ModelManager {
     inner: Arc<Inner>,
+    requester: Requester,
+}
+
+/// Who asks a manager handle for loads and unloads ([`requester`] applies
+/// it).
+#[derive(Debug, Clone)]
+enum Requester {
+    /// A client (HTTP, gRPC), the start-up or the poller: a change waits for
+    /// a load slot, for the model's lock and for the versions it retires.
+    Client,
+    /// A model, which waits for the change: the change takes no load slot
+    /// (the model's own load may hold the last one), retires versions in the
+    /// background (the asking request may be one they must finish), and
+    /// fails rather than waits for the asking model's own lock (whoever
+    /// holds it may be loading the model, or retiring the versions whose
+    /// request asks).
+    Model(ModelId),
 }
 
 #[derive(Debug)]
@@ -103,18 +127,25 @@ struct Inner {
     custom_metrics: Arc<CustomMetrics>,
     /// The response cache the models that enable it share.
     response_cache: Option<Arc<ResponseCache>>,
+    /// The rate limiter every model's instances share; `None`: off.
+    rate_limiter: Option<Arc<RateLimiter>>,
 }
 
 impl ModelManager {
     /// A manager with no model loaded yet.
     pub fn new(config: Arc<ServerConfig>, backends: BackendRegistry) -> Self {
         Self {
+            requester: Requester::Client,
             inner: Arc::new(Inner {
                 load_slots: load_slots::LoadSlots::new(config.model_load_threads),
                 response_cache: config
                     .response_cache
+                    .clone()
+                    .map(|store| Arc::new(ResponseCache::new(store))),
+                rate_limiter: config
+                    .rate_limiter
                     .as_ref()
-                    .map(|settings| Arc::new(ResponseCache::new(settings))),
+                    .map(|settings| Arc::new(RateLimiter::new(settings))),
                 config,
                 backends,
                 models: ModelTable::default(),

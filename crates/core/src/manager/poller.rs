@@ -74,7 +74,8 @@ impl ModelManager {
             changes.removed
         );
         for id in &changes.removed {
-            self.remove(id);
+            // (The poller waits for the model's lock: this cannot fail.)
+            let _ = self.remove(id);
         }
         for name in names(&changes.removed) {
             self.follow_members(&name);

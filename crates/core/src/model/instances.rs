@@ -8,11 +8,15 @@ use std::sync::{
 };
 
 use oxiserve_backend::{InstanceContext, InstanceKind, Model};
-use oxiserve_proto::{ModelConfig, inference::model_instance_group::Kind};
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{ModelRateLimiter, model_instance_group::Kind},
+};
 use oxiserve_types::{Error, InferRequest, ParameterValue, Result};
 use parking_lot::Mutex;
 
 use crate::{
+    rate_limiter::RateLimiter,
     scheduler::{InstanceRunner, Retired, RunnerSpec, Scheduler},
     stats::StatsCollector,
     warmup::WarmupSample,
@@ -25,6 +29,8 @@ pub(crate) struct InstanceSource {
     /// `<model> (version <v>)`, for log lines.
     pub label: String,
     pub warmup: Arc<Vec<WarmupSample>>,
+    /// The server's rate limiter, if it has one.
+    pub rate_limiter: Option<Arc<RateLimiter>>,
 }
 
 impl std::fmt::Debug for InstanceSource {
@@ -82,7 +88,7 @@ impl Instances {
     }
 
     /// Starts `wanted` in parallel; the first error, if any, once all are done.
-    fn add_all(&self, wanted: Vec<InstanceContext>) -> Result<()> {
+    fn add_all(&self, wanted: Vec<Planned>) -> Result<()> {
         if wanted.len() <= 1 {
             return wanted
                 .into_iter()
@@ -162,12 +168,13 @@ impl Instances {
         {
             let mut running = self.running.lock();
             let mut kept = vec![false; running.len()];
-            for instance in wanted {
+            for planned in wanted {
+                let instance = &planned.context;
                 let same =
                     |r: &Running| r.kind == instance.kind && r.device_id == instance.device_id;
                 match (0..running.len()).find(|&i| !kept[i] && same(&running[i])) {
                     Some(i) => kept[i] = true,
-                    None => joining.push(instance),
+                    None => joining.push(planned),
                 }
             }
             for i in (0..running.len()).rev() {
@@ -189,12 +196,21 @@ impl Instances {
         self.add_all(joining)
     }
 
-    /// Starts one instance and waits until it is ready.
-    fn add(&self, instance: InstanceContext) -> Result<()> {
+    /// Starts one instance and waits until it is ready; with a rate
+    /// limiter, registers it there first.
+    fn add(&self, planned: Planned) -> Result<()> {
         let source = self
             .source
             .as_ref()
             .ok_or_else(|| Error::internal("an ensemble has no instances"))?;
+        let Planned {
+            context: instance,
+            rate_limiter,
+        } = planned;
+        let rate_limit = match &source.rate_limiter {
+            Some(limiter) => Some(limiter.register(instance.device_id, &rate_limiter)?),
+            None => None,
+        };
         let retired = Retired::default();
         let (kind, device_id) = (instance.kind, instance.device_id);
         let runner = InstanceRunner::start(RunnerSpec {
@@ -204,6 +220,7 @@ impl Instances {
             stats: source.stats.clone(),
             label: source.label.clone(),
             warmup: source.warmup.clone(),
+            rate_limit,
         })?;
         self.running.lock().push(Running {
             runner,
@@ -231,9 +248,15 @@ impl Drop for Instances {
     }
 }
 
+/// An instance to start, with what its group asks of the rate limiter.
+struct Planned {
+    context: InstanceContext,
+    rate_limiter: ModelRateLimiter,
+}
+
 /// Every instance of the configuration's instance groups, named as Triton
 /// names them: `<group name>_<index>`.
-fn instances_of(config: &ModelConfig) -> Vec<InstanceContext> {
+fn instances_of(config: &ModelConfig) -> Vec<Planned> {
     let mut instances = Vec::new();
     for group in &config.instance_group {
         let kind = match Kind::try_from(group.kind) {
@@ -250,19 +273,25 @@ fn instances_of(config: &ModelConfig) -> Vec<InstanceContext> {
         for device_id in devices {
             for _ in 0..group.count.max(1) {
                 index += 1;
-                instances.push(InstanceContext {
-                    name: format!("{}_{}", group.name, index - 1),
-                    kind,
-                    device_id,
+                instances.push(Planned {
+                    context: InstanceContext {
+                        name: format!("{}_{}", group.name, index - 1),
+                        kind,
+                        device_id,
+                    },
+                    rate_limiter: group.rate_limiter.clone().unwrap_or_default(),
                 });
             }
         }
     }
     if instances.is_empty() {
-        instances.push(InstanceContext {
-            name: format!("{}_0", config.name),
-            kind: InstanceKind::Cpu,
-            device_id: 0,
+        instances.push(Planned {
+            context: InstanceContext {
+                name: format!("{}_0", config.name),
+                kind: InstanceKind::Cpu,
+                device_id: 0,
+            },
+            rate_limiter: ModelRateLimiter::default(),
         });
     }
     instances

@@ -21,6 +21,7 @@ use crate::{
         EventOut, OutputInfo, OutputShaping, RequestTrace, ResponseStream, StreamTarget,
         response_channel, validate::validate,
     },
+    rate_limiter::RateLimiter,
     scheduler::{EnsembleScheduler, Job, Scheduler, StepHost},
     shared_memory::OutputRegion,
     stats::{
@@ -58,6 +59,8 @@ pub(crate) struct LoadSettings {
     pub queue_limit: usize,
     /// The server's response cache, if it has one.
     pub cache: Option<Arc<ResponseCache>>,
+    /// The server's rate limiter, if it has one.
+    pub rate_limiter: Option<Arc<RateLimiter>>,
 }
 
 impl LoadedModel {
@@ -71,7 +74,12 @@ impl LoadedModel {
         let outputs = Arc::new(OutputInfo::load(&context)?);
         let model = backend.load(&context)?;
         let decoupled = is_decoupled(&context.config);
-        let stats = Arc::new(StatsCollector::new(&settings.stats, decoupled));
+        let cache = cache_for(&context.config, settings.cache);
+        let stats = Arc::new(StatsCollector::new(
+            &settings.stats,
+            decoupled,
+            cache.is_some(),
+        ));
         let scheduler = Scheduler::for_config(&context.config, &context.model_path)?;
         let warmup = Arc::new(warmup::samples(&context.config, &context.model_path)?);
         let source = InstanceSource {
@@ -79,9 +87,9 @@ impl LoadedModel {
             stats: stats.clone(),
             label: format!("{} (version {})", context.name, context.version),
             warmup,
+            rate_limiter: settings.rate_limiter,
         };
         let instances = Instances::start(&context.config, scheduler, source)?;
-        let cache = cache_for(&context.config, settings.cache);
         Ok(Self {
             name: context.name.as_str().into(),
             namespace: None,
@@ -106,7 +114,8 @@ impl LoadedModel {
     ) -> Result<Self> {
         let started = Instant::now();
         let decoupled = is_decoupled(&context.config);
-        let stats = Arc::new(StatsCollector::new(settings, decoupled));
+        let cache = cache_for(&context.config, cache);
+        let stats = Arc::new(StatsCollector::new(settings, decoupled, cache.is_some()));
         let scheduler = EnsembleScheduler::new(&context.config, host, stats.clone());
         Ok(Self {
             name: context.name.as_str().into(),
@@ -118,7 +127,7 @@ impl LoadedModel {
             // Its requests wait in its members' queues, which have limits.
             queue_limit: 0,
             load_duration: started.elapsed(),
-            cache: cache_for(&context.config, cache),
+            cache,
             config: context.config,
         })
     }

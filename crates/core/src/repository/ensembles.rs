@@ -1,9 +1,13 @@
 //! Ensembles are checked once all models are read: each step against its
-//! member model, and an ensemble whose member failed fails with it.
+//! member model, and an ensemble whose member failed fails with it. An
+//! ensemble with a decoupled member becomes decoupled, as in Triton.
 
 use oxiserve_config::{
-    ConfigError, ModelConfig, ensemble::check_members, platform::ENSEMBLE_PLATFORM,
+    ConfigError, ModelConfig,
+    ensemble::{check_members, decoupled_flow},
+    platform::ENSEMBLE_PLATFORM,
 };
+use oxiserve_proto::inference::ModelTransactionPolicy;
 
 use super::{
     model_dir::ScannedModel,
@@ -75,12 +79,18 @@ pub(super) fn check_ensembles(
         }
         let member = |name: &str| lookup(name).and_then(|c| c.as_ref().ok());
         errors.extend(check_members(&spec.config, &all_names, member));
+        // As in Triton, an ensemble is decoupled exactly when a member is.
+        let decoupled = decoupled_flow(&spec.config, member)
+            .inspect_err(|e| errors.push(e.clone()))
+            .unwrap_or(false);
         if !errors.is_empty() {
             let config_path = spec.dir.path.join("config.pbtxt");
             model.outcome = Err(errors
                 .into_iter()
                 .map(|e| e.locate(&config_path, Some(&spec.source_map)))
                 .collect());
+        } else if let Ok(spec) = &mut model.outcome {
+            spec.config.model_transaction_policy = Some(ModelTransactionPolicy { decoupled });
         }
     }
 }

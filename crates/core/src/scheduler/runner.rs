@@ -15,6 +15,7 @@ use oxiserve_types::{Error, ErrorKind, Result};
 
 use super::{BatchSource, InstanceLoad, Job};
 use crate::{
+    rate_limiter::{InstanceSlot, Permit},
     stats::{ExecutionTimes, StatsCollector},
     warmup::{self, WarmupSample},
 };
@@ -29,6 +30,9 @@ pub(crate) struct RunnerSpec {
     pub label: String,
     /// The `model_warmup` samples the instance runs before it is ready.
     pub warmup: Arc<Vec<WarmupSample>>,
+    /// The instance's registration with the rate limiter, if the server has
+    /// one: each batch waits for its resources.
+    pub rate_limit: Option<InstanceSlot>,
 }
 
 /// A running instance thread.
@@ -75,6 +79,7 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
         stats,
         label,
         warmup,
+        rate_limit,
     } = spec;
     let created = catch_unwind(AssertUnwindSafe(|| {
         let mut created = model.create_instance(&instance)?;
@@ -100,7 +105,8 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
     };
     let load = source.load();
     while let Some(batch) = source.next_batch() {
-        execute(instance.as_mut(), batch, &stats, &label, &load);
+        let permit = rate_limit.as_ref().map(InstanceSlot::acquire);
+        execute(instance.as_mut(), batch, &stats, &label, &load, permit);
     }
 }
 
@@ -110,6 +116,7 @@ fn execute(
     stats: &Arc<StatsCollector>,
     label: &str,
     load: &Arc<InstanceLoad>,
+    permit: Option<Permit>,
 ) {
     let exec_start = Instant::now();
     let mut requests = Vec::with_capacity(batch.len());
@@ -144,8 +151,9 @@ fn execute(
     let load = load.clone();
     // A pipelining instance's batch ends after `execute` returned.
     timing.on_end(move |exec_end| {
-        // The instance's next batch starts now.
+        // The instance's next batch starts now; its resources go back.
         load.ended();
+        drop(permit);
         let compute_start = compute_start.unwrap_or(exec_start).max(exec_start);
         let compute_end = compute_end
             .unwrap_or(exec_end)

@@ -117,13 +117,17 @@ struct Counters {
 
 impl StatsCollector {
     /// A collector of the latency metrics `settings` ask for (the
-    /// first-response histogram only for a `decoupled` model).
-    pub(crate) fn new(settings: &StatsSettings, decoupled: bool) -> Self {
+    /// first-response histogram only for a `decoupled` model, the cache's
+    /// summaries only for a `cached` one).
+    pub(crate) fn new(settings: &StatsSettings, decoupled: bool, cached: bool) -> Self {
         let first_response = settings.first_response && decoupled;
         Self {
             inner: Mutex::default(),
             histograms: settings.histograms.then(LatencyHistograms::default),
-            summaries: settings.summaries.clone().map(LatencySummaries::new),
+            summaries: settings
+                .summaries
+                .clone()
+                .map(|targets| LatencySummaries::new(targets, cached)),
             first_response: first_response.then(|| Histogram::new(&FIRST_RESPONSE_BUCKETS_MS)),
         }
     }
@@ -155,6 +159,10 @@ impl StatsCollector {
         c.infer.success.add(total);
         c.infer.queue.add(queue);
         c.infer.cache_hit.add(lookup);
+        drop(c);
+        if let Some(summaries) = &self.summaries {
+            summaries.observe_cache_hit(queue, lookup);
+        }
     }
 
     /// Records a cache miss whose lookup and insert took `duration`: added
@@ -163,6 +171,10 @@ impl StatsCollector {
         let mut c = self.inner.lock();
         c.infer.success.ns = c.infer.success.ns.saturating_add(nanos(duration));
         c.infer.cache_miss.add(duration);
+        drop(c);
+        if let Some(summaries) = &self.summaries {
+            summaries.observe_cache_miss(duration);
+        }
     }
 
     /// Records the time from a request's arrival to its first response.

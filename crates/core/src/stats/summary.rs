@@ -99,56 +99,89 @@ impl SummaryState {
     }
 }
 
-/// The five latency summaries of one model version, fed by successful requests.
+/// The latency summaries of one model version, fed by successful requests.
+/// A model with the response cache has the cache's two summaries and, as in
+/// Triton 2.51, no request summary (Triton leaves it out there because a
+/// miss's insert time would need a second observation).
 #[derive(Debug)]
 pub(crate) struct LatencySummaries {
     targets: Arc<[Quantile]>,
-    request: Summary,
+    request: Option<Summary>,
     queue: Summary,
     compute_input: Summary,
     compute_infer: Summary,
     compute_output: Summary,
+    cache_hit: Option<Summary>,
+    cache_miss: Option<Summary>,
 }
 
 /// The latency summaries of one model version at one moment.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SummariesSnapshot {
-    pub request: SummarySnapshot,
+    /// `None` for a model with the response cache.
+    pub request: Option<SummarySnapshot>,
     pub queue: SummarySnapshot,
     pub compute_input: SummarySnapshot,
     pub compute_infer: SummarySnapshot,
     pub compute_output: SummarySnapshot,
+    /// The cache's lookups that hit, and lookups plus inserts that missed;
+    /// only for a model with the response cache.
+    pub cache_hit: Option<SummarySnapshot>,
+    pub cache_miss: Option<SummarySnapshot>,
 }
 
 impl LatencySummaries {
-    pub fn new(targets: Arc<[Quantile]>) -> Self {
+    /// The summaries of a model, `cached` or not.
+    pub fn new(targets: Arc<[Quantile]>, cached: bool) -> Self {
+        let cache = || cached.then(|| Summary::new(&targets));
         Self {
-            request: Summary::new(&targets),
+            request: (!cached).then(|| Summary::new(&targets)),
             queue: Summary::new(&targets),
             compute_input: Summary::new(&targets),
             compute_infer: Summary::new(&targets),
             compute_output: Summary::new(&targets),
+            cache_hit: cache(),
+            cache_miss: cache(),
             targets,
         }
     }
 
     /// Records one successful request.
     pub fn observe(&self, total: Duration, times: &ExecutionTimes) {
-        self.request.observe(total);
+        if let Some(request) = &self.request {
+            request.observe(total);
+        }
         self.queue.observe(times.queue);
         self.compute_input.observe(times.compute_input);
         self.compute_infer.observe(times.compute_infer);
         self.compute_output.observe(times.compute_output);
     }
 
+    /// Records a request the cache answered: its queue time and the lookup.
+    pub fn observe_cache_hit(&self, queue: Duration, lookup: Duration) {
+        self.queue.observe(queue);
+        if let Some(hit) = &self.cache_hit {
+            hit.observe(lookup);
+        }
+    }
+
+    /// Records a miss's lookup and insert time.
+    pub fn observe_cache_miss(&self, duration: Duration) {
+        if let Some(miss) = &self.cache_miss {
+            miss.observe(duration);
+        }
+    }
+
     pub fn snapshot(&self) -> SummariesSnapshot {
         let t = &self.targets;
         SummariesSnapshot {
-            request: self.request.snapshot(t),
+            request: self.request.as_ref().map(|s| s.snapshot(t)),
             queue: self.queue.snapshot(t),
             compute_input: self.compute_input.snapshot(t),
             compute_infer: self.compute_infer.snapshot(t),
             compute_output: self.compute_output.snapshot(t),
+            cache_hit: self.cache_hit.as_ref().map(|s| s.snapshot(t)),
+            cache_miss: self.cache_miss.as_ref().map(|s| s.snapshot(t)),
         }
     }
 }

@@ -85,7 +85,7 @@ fn histograms_follow_successes_and_can_be_off() {
         histograms: true,
         ..Default::default()
     };
-    let on = Arc::new(StatsCollector::new(&settings, false));
+    let on = Arc::new(StatsCollector::new(&settings, false, false));
     for us in [40, 50, 51, 2_000, 100_000_000] {
         let record = RequestRecord::new(on.clone(), Instant::now());
         record.executed(times(0), 1);
@@ -136,18 +136,21 @@ fn summaries_estimate_quantiles_of_successes() {
         summaries: Some(DEFAULT_QUANTILES.into()),
         ..Default::default()
     };
-    let stats = StatsCollector::new(&settings, false);
+    let stats = StatsCollector::new(&settings, false, false);
     let empty = stats.latency().summaries.unwrap();
-    assert_eq!(empty.request.count, 0);
-    assert!(empty.request.estimates.iter().all(|(_, v)| v.is_nan()));
+    let request = empty.request.unwrap();
+    assert_eq!(request.count, 0);
+    assert!(request.estimates.iter().all(|(_, v)| v.is_nan()));
+    assert!(empty.cache_hit.is_none() && empty.cache_miss.is_none());
     for us in 1..=1000 {
         stats.record_success(Duration::from_micros(us), &times(0), 1);
     }
     let s = stats.latency().summaries.unwrap();
-    assert_eq!((s.request.count, s.request.sum), (1000, 500_500.0));
-    let quantiles: Vec<f64> = s.request.estimates.iter().map(|(q, _)| *q).collect();
+    let request = s.request.unwrap();
+    assert_eq!((request.count, request.sum), (1000, 500_500.0));
+    let quantiles: Vec<f64> = request.estimates.iter().map(|(q, _)| *q).collect();
     assert_eq!(quantiles, [0.5, 0.9, 0.95, 0.99, 0.999]);
-    for (q, estimate) in &s.request.estimates {
+    for (q, estimate) in &request.estimates {
         let error = DEFAULT_QUANTILES
             .iter()
             .find(|t| t.quantile == *q)
@@ -161,18 +164,43 @@ fn summaries_estimate_quantiles_of_successes() {
 }
 
 #[test]
+fn cached_models_summarise_hits_and_misses_but_not_requests() {
+    let settings = StatsSettings {
+        summaries: Some(DEFAULT_QUANTILES.into()),
+        ..Default::default()
+    };
+    let stats = StatsCollector::new(&settings, false, true);
+    stats.record_cache_hit(
+        Duration::from_micros(50),
+        Duration::from_micros(10),
+        Duration::from_micros(20),
+    );
+    stats.record_success(Duration::from_micros(500), &times(0), 1);
+    stats.record_cache_miss(Duration::from_micros(30));
+    let s = stats.latency().summaries.unwrap();
+    assert!(
+        s.request.is_none(),
+        "Triton has no request summary with the cache"
+    );
+    let (hit, miss) = (s.cache_hit.unwrap(), s.cache_miss.unwrap());
+    assert_eq!((hit.count, hit.sum), (1, 20.0));
+    assert_eq!((miss.count, miss.sum), (1, 30.0));
+    assert_eq!(s.queue.count, 2, "hits count in the queue summary");
+}
+
+#[test]
 fn the_first_response_histogram_is_for_decoupled_models() {
     let settings = StatsSettings {
         first_response: true,
         ..Default::default()
     };
     assert!(
-        StatsCollector::new(&settings, false)
+        StatsCollector::new(&settings, false, false)
             .latency()
             .first_response
             .is_none()
     );
-    let stats = Arc::new(StatsCollector::new(&settings, true));
+    let stats = Arc::new(StatsCollector::new(&settings, true, false));
     let record = RequestRecord::new(stats.clone(), Instant::now());
     record.responded();
     record.responded();

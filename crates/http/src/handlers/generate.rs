@@ -25,10 +25,9 @@ use crate::{
     app::App,
     codec::{decode_generate_request, encode_generate_response},
     error::{ApiResult, status_for},
+    sse::{self, EVENT_STREAM},
     traced::{self, Received, TracedBody},
 };
-
-const EVENT_STREAM: &str = "text/event-stream; charset=utf-8";
 
 /// `.../generate` (`STREAM` false): the model's one response;
 /// `.../generate_stream` (`STREAM` true): every response of the model, as
@@ -113,14 +112,12 @@ async fn event_stream(mut responses: ResponseStream, trace: Option<Trace>) -> Re
         Some(Err(e)) => status_for(e.kind),
         _ => StatusCode::OK,
     };
-    let rest = stream::unfold(responses, |mut responses| async move {
-        let event = responses.next().await?;
-        Some((event, responses))
-    });
-    let events = stream::iter(first).chain(rest).filter_map(move |event| {
-        report_response(trace.as_ref(), &event);
-        ready(event_data(event).map(Ok::<_, Infallible>))
-    });
+    let events = stream::iter(first)
+        .chain(sse::events(responses))
+        .filter_map(move |event| {
+            report_response(trace.as_ref(), &event);
+            ready(event_data(event).map(Ok::<_, Infallible>))
+        });
     with_type(status, EVENT_STREAM, Body::from_stream(events))
 }
 
@@ -139,11 +136,7 @@ fn event_data(event: StreamEvent) -> Option<Bytes> {
     let json = response
         .and_then(|response| encode_generate_response(&response))
         .unwrap_or_else(|e| error_json(&e));
-    let mut data = Vec::with_capacity(json.len() + 8);
-    data.extend_from_slice(b"data: ");
-    data.extend_from_slice(&json);
-    data.extend_from_slice(b"\n\n");
-    Some(Bytes::from(data))
+    Some(sse::data_event(&json))
 }
 
 /// `{"error":"..."}`, as every error body.

@@ -1,7 +1,6 @@
 //! Flags oxiserve accepts but does not act on yet, and deprecated flags.
 
 use super::options::ServerOptions;
-use super::values::RateLimitMode;
 
 /// Whether the options' value of a flag asks for its feature.
 type AsksForFeature = fn(&ServerOptions) -> bool;
@@ -9,7 +8,7 @@ type AsksForFeature = fn(&ServerOptions) -> bool;
 /// The flags of features oxiserve does not implement yet: the one list to
 /// shrink as features land. A flag given on the command line is reported
 /// when its value asks for the feature; a value that turns the feature off
-/// (`--rate-limit=off`, `--enable-peer-access=false`, ...) is fine.
+/// (`--enable-peer-access=false`, `--reuse-http-port=false`, ...) is fine.
 const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("enable-peer-access", |o| o.repository.enable_peer_access),
     ("reuse-http-port", |o| o.http.reuse_http_port),
@@ -18,10 +17,6 @@ const NOT_YET_SUPPORTED: &[(&str, AsksForFeature)] = &[
     ("grpc-http2-min-recv-ping-interval-without-data", always),
     ("grpc-http2-max-ping-strikes", always),
     ("repoagent-directory", always),
-    ("rate-limit", |o| {
-        o.rate_limiter.rate_limit != RateLimitMode::Off
-    }),
-    ("rate-limit-resource", always),
     ("pinned-memory-pool-byte-size", |o| {
         o.memory.pinned_memory_pool_byte_size > 0
     }),

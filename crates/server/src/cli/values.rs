@@ -297,15 +297,26 @@ pub struct RateLimitResource {
 impl FromStr for RateLimitResource {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("expected <name>:<count> or <name>:<count>:<device>, got '{text}'");
+        // Triton's words.
+        let bad = || {
+            format!(
+                "--rate-limit-resource option format is '<resource_name>:<count>:<device>' or \
+                 '<resource_name>:<count>'. Got {text}"
+            )
+        };
         let parts: Vec<&str> = text.split(':').collect();
         let (name, count, device) = match parts[..] {
             [name, count] => (name, count, None),
             [name, count, device] => (name, count, Some(device)),
             _ => return Err(bad()),
         };
-        let count = count.parse().map_err(|_| bad())?;
-        let device = device.map(str::parse).transpose().map_err(|_| bad())?;
+        let number = |value: &str| {
+            value
+                .parse()
+                .map_err(|_| format!("Invalid option value. Got {value}"))
+        };
+        let count = number(count)?;
+        let device = device.map(number).transpose()?;
         Ok(Self {
             name: name.to_string(),
             count,

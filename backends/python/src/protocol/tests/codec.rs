@@ -6,8 +6,8 @@ use oxiserve_types::Result;
 use crate::protocol::decode::Reader;
 use crate::protocol::encode::Writer;
 use crate::protocol::{
-    ExecuteRequest, FromStub, FromStubKind, MetricCall, SEND_FAILED, SEND_FINAL, ToStub,
-    ToStubKind, frame_len, metric::kind_code,
+    ExecuteRequest, FromStub, FromStubKind, MetricCall, ModelControlCall, SEND_FAILED, SEND_FINAL,
+    ToStub, ToStubKind, frame_len, metric::kind_code,
 };
 
 impl FromStub {
@@ -30,6 +30,11 @@ impl FromStub {
                 MetricCall::Update { metric_id, .. } => (FromStubKind::MetricUpdate, *metric_id),
                 MetricCall::Value { call_id, .. } => (FromStubKind::MetricValue, *call_id),
                 MetricCall::Delete { metric_id } => (FromStubKind::MetricDelete, *metric_id),
+            },
+            FromStub::ModelControl { call_id, call } => match call {
+                ModelControlCall::Load { .. } => (FromStubKind::LoadModel, *call_id),
+                ModelControlCall::Unload { .. } => (FromStubKind::UnloadModel, *call_id),
+                ModelControlCall::IsReady { .. } => (FromStubKind::ModelReady, *call_id),
             },
         };
         let mut out = Vec::new();
@@ -130,6 +135,35 @@ impl FromStub {
                 MetricCall::Value { metric_id, .. } => w.u64(*metric_id),
                 MetricCall::Delete { .. } => {}
             },
+            FromStub::ModelControl { call, .. } => match call {
+                ModelControlCall::Load {
+                    model_name,
+                    config,
+                    files,
+                } => {
+                    w.str(model_name);
+                    w.str(config);
+                    w.count32(files.len(), "files");
+                    for (name, contents) in files {
+                        w.str(name);
+                        w.blob(contents);
+                    }
+                }
+                ModelControlCall::Unload {
+                    model_name,
+                    unload_dependents,
+                } => {
+                    w.str(model_name);
+                    w.bool(*unload_dependents);
+                }
+                ModelControlCall::IsReady {
+                    model_name,
+                    model_version,
+                } => {
+                    w.str(model_name);
+                    w.str(model_version);
+                }
+            },
         }
         w.finish()?;
         Ok(out)
@@ -197,6 +231,14 @@ impl ToStub {
                 ToStub::MetricReply {
                     call_id: tag,
                     result: error.map_or(Ok(value), Err),
+                }
+            }
+            ToStubKind::ModelControlReply => {
+                let error = r.error()?;
+                let ready = r.bool()?;
+                ToStub::ModelControlReply {
+                    call_id: tag,
+                    result: error.map_or(Ok(ready), Err),
                 }
             }
         };

@@ -1,11 +1,12 @@
 //! Sample messages and tensors shared by the protocol tests.
 
+use bytes::Bytes;
 use oxiserve_backend::metrics::MetricKind;
 use oxiserve_types::{DataType, Error};
 
 use crate::protocol::{
-    Correlation, ExecuteRequest, FromStub, LogLevel, MetricCall, MetricOp, NO_BLOCK, Payload,
-    TensorDesc, ToStub, WireRequest, WireResponse,
+    Correlation, ExecuteRequest, FromStub, LogLevel, MetricCall, MetricOp, ModelControlCall,
+    NO_BLOCK, Payload, TensorDesc, ToStub, WireRequest, WireResponse,
 };
 
 pub(super) fn tensor(name: &str, datatype: DataType, dims: &[i64], offset: u64) -> TensorDesc {
@@ -121,6 +122,16 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
             call_id: 11,
             result: Err(Error::internal("Invalid metric name")),
         },
+        ToStub::ModelControlReply {
+            call_id: 12,
+            result: Ok(true),
+        },
+        ToStub::ModelControlReply {
+            call_id: 13,
+            result: Err(Error::unavailable(
+                "explicit model load / unload is not allowed if polling is enabled",
+            )),
+        },
     ]
 }
 
@@ -220,5 +231,33 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
             metric_id: 3,
         }),
         FromStub::Metric(MetricCall::Delete { metric_id: 3 }),
+        FromStub::ModelControl {
+            call_id: 5,
+            call: ModelControlCall::Load {
+                model_name: "m".into(),
+                config: r#"{"backend":"onnxruntime"}"#.into(),
+                files: vec![
+                    (
+                        "file:1/model.onnx".into(),
+                        Bytes::from_static(b"\x00onnx\xff"),
+                    ),
+                    ("file:2/empty".into(), Bytes::new()),
+                ],
+            },
+        },
+        FromStub::ModelControl {
+            call_id: 6,
+            call: ModelControlCall::Unload {
+                model_name: "m".into(),
+                unload_dependents: true,
+            },
+        },
+        FromStub::ModelControl {
+            call_id: 7,
+            call: ModelControlCall::IsReady {
+                model_name: "m".into(),
+                model_version: "".into(),
+            },
+        },
     ]
 }

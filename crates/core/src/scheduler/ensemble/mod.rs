@@ -1,6 +1,7 @@
 //! The ensemble scheduler: runs a request through the steps of an ensemble,
 //! each step on its member model (with that model's own scheduler and
-//! statistics), each as soon as its inputs exist.
+//! statistics), each as soon as its inputs exist; each response of a
+//! decoupled step flows through the later steps on its own.
 
 mod run;
 mod shared;
@@ -34,6 +35,10 @@ impl EnsembleScheduler {
             ensemble: Arc::new(Ensemble {
                 name: config.name.as_str().into(),
                 plan: Plan::from_config(config),
+                decoupled: config
+                    .model_transaction_policy
+                    .as_ref()
+                    .is_some_and(|p| p.decoupled),
                 host,
                 stats,
                 runs: AtomicUsize::new(0),

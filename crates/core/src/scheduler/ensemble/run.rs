@@ -1,5 +1,7 @@
 //! One ensemble request in flight: starts its ready steps on their models,
-//! collects their outputs, and answers once no step can run any more.
+//! collects their outputs, and answers: a decoupled ensemble with each
+//! iteration of its outputs as soon as it is complete, then the final flag
+//! once no step runs any more; any other with its one answer then.
 
 use std::sync::{Arc, atomic::Ordering};
 
@@ -79,7 +81,8 @@ impl Run {
         run.advance(progress);
     }
 
-    /// Starts the steps that became ready, or answers when none runs any more.
+    /// Sends the complete iterations of a decoupled ensemble's outputs,
+    /// starts the steps that became ready, or answers when none runs any more.
     fn advance(self: &Arc<Self>, mut progress: MutexGuard<'_, Progress>) {
         if self.cancel.is_cancelled() {
             let sink = progress.sink.take();
@@ -87,13 +90,24 @@ impl Run {
             let cancelled = Error::new(ErrorKind::Cancelled, "request was cancelled");
             return self.fail(sink, cancelled);
         }
-        let plan = &self.ensemble.plan;
-        let ready = progress.state.take_ready(plan);
-        if ready.is_empty() && progress.state.is_idle() {
-            let outputs = self.outputs(&progress.state);
-            let sink = progress.sink.take();
+        let Progress { state, sink } = &mut *progress;
+        if self.ensemble.decoupled
+            && let Some(sink) = sink
+        {
+            while let Some(outputs) = state.take_answer(&self.requested_outputs) {
+                let _ = sink.send(Ok(BackendResponse::new(outputs)), false);
+            }
+        }
+        let ready = state.take_ready(&self.ensemble.plan);
+        if ready.is_empty() && state.is_idle() {
+            let answer = if self.ensemble.decoupled {
+                Ok(None)
+            } else {
+                self.answer(state).map(Some)
+            };
+            let sink = sink.take();
             drop(progress);
-            return match outputs {
+            return match answer {
                 Ok(outputs) => self.succeed(sink, outputs),
                 Err(e) => self.fail(sink, e),
             };
@@ -124,22 +138,11 @@ impl Run {
         };
         let index = ready.index;
         let run = self.clone();
-        let mut outputs: Vec<Tensor> = Vec::new();
-        let mut error = None;
-        let on_event: EventCallback = Box::new(move |event: StreamEvent| {
-            match event.response {
-                Some(Ok(response)) => outputs.extend(response.outputs),
-                Some(Err(e)) => {
-                    error.get_or_insert(e);
-                }
-                None => {}
-            }
-            if event.is_final {
-                let result = match error.take() {
-                    Some(e) => Err(e),
-                    None => Ok(std::mem::take(&mut outputs)),
-                };
-                run.step_finished(index, result);
+        let on_event: EventCallback = Box::new(move |event: StreamEvent| match event.response {
+            Some(Err(e)) => run.step_failed(e),
+            response => {
+                let outputs = response.and_then(Result::ok).map(|r| r.outputs);
+                run.step_responded(index, outputs, event.is_final);
             }
         });
         self.times.step_started();
@@ -147,54 +150,62 @@ impl Run {
         let trace = self.trace.as_ref().map(|t| t.child());
         let cancel = self.cancel.clone();
         if let Err(e) = host.submit_step(request, cancel, on_event, self.times.clone(), trace) {
-            self.step_finished(index, Err(e));
+            self.step_failed(e);
         }
     }
 
-    fn step_finished(self: &Arc<Self>, index: usize, result: Result<Vec<Tensor>>) {
+    /// One event of a step run: a response's outputs, its final flag, or both.
+    fn step_responded(self: &Arc<Self>, index: usize, outputs: Option<Vec<Tensor>>, last: bool) {
         let mut progress = self.progress.lock();
         if progress.sink.is_none() {
             return;
         }
-        match result {
-            Ok(outputs) => {
-                progress.state.complete(&self.ensemble.plan, index, outputs);
-                self.advance(progress);
-            }
-            Err(e) => {
-                let sink = progress.sink.take();
-                drop(progress);
-                self.fail(sink, e);
-                // The steps still running have no one to answer.
-                self.cancel.cancel();
-            }
+        if let Some(outputs) = outputs {
+            progress.state.respond(&self.ensemble.plan, index, outputs);
+        }
+        if last {
+            progress.state.finish();
+        }
+        self.advance(progress);
+    }
+
+    /// A step failed: so does the request, at once.
+    fn step_failed(&self, error: Error) {
+        let sink = self.progress.lock().sink.take();
+        if sink.is_some() {
+            self.fail(sink, error);
+            // The steps still running have no one to answer.
+            self.cancel.cancel();
         }
     }
 
-    /// The requested ensemble outputs, each of which must have been
-    /// produced or be absent (absent ones are left out, as in Triton).
-    fn outputs(&self, state: &State) -> Result<Vec<Tensor>> {
-        let mut outputs = Vec::with_capacity(self.requested_outputs.len());
-        for name in &self.requested_outputs {
-            match state.tensor(name) {
-                Some(Some(tensor)) => outputs.push(tensor.clone()),
-                Some(None) => {}
-                None => {
-                    let id = match self.request_id.as_str() {
-                        "" => "<id_unknown>",
-                        id => id,
-                    };
-                    return Err(Error::invalid_arg(format!(
-                        "[request id: {id}] unexpected deadlock, at least one output is not \
-                         set while no more ensemble steps can be made"
-                    )));
-                }
-            }
+    /// The one answer of an ensemble that is not decoupled: the requested
+    /// outputs, each produced or absent (absent ones are left out, as in
+    /// Triton), made once.
+    fn answer(&self, state: &mut State) -> Result<Vec<Tensor>> {
+        let id = match self.request_id.as_str() {
+            "" => "<id_unknown>",
+            id => id,
+        };
+        let Some(outputs) = state.take_answer(&self.requested_outputs) else {
+            return Err(Error::invalid_arg(format!(
+                "[request id: {id}] unexpected deadlock, at least one output is not set \
+                 while no more ensemble steps can be made"
+            )));
+        };
+        if state.take_answer(&self.requested_outputs).is_some() {
+            return Err(Error::invalid_arg(format!(
+                "[request id: {id}] a decoupled step made its outputs more than once, so \
+                 the ensemble must be decoupled too (model_transaction_policy {{ decoupled: \
+                 true }})"
+            )));
         }
         Ok(outputs)
     }
 
-    fn succeed(&self, sink: Option<ResponseSink>, outputs: Vec<Tensor>) {
+    /// Ends the request: its one answer, or for a decoupled ensemble the
+    /// final flag after the responses already sent.
+    fn succeed(&self, sink: Option<ResponseSink>, outputs: Option<Vec<Tensor>>) {
         let Some(sink) = sink else { return };
         let stats = self.ensemble.stats.clone();
         let record = self.record.clone();
@@ -205,7 +216,10 @@ impl Run {
             stats.record_execution(batch_size, &times);
             record.executed(times, batch_size);
         });
-        sink.respond(Ok(BackendResponse::new(outputs)));
+        match outputs {
+            Some(outputs) => sink.respond(Ok(BackendResponse::new(outputs))),
+            None => sink.finish(),
+        }
     }
 
     /// Answers with `error`, worded as Triton words a step's failure. As in

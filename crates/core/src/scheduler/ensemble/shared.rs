@@ -31,6 +31,9 @@ pub(crate) trait StepHost: Send + Sync + std::fmt::Debug {
 pub(crate) struct Ensemble {
     pub name: Arc<str>,
     pub plan: Plan,
+    /// Whether the ensemble may answer more than once (its
+    /// `model_transaction_policy`), as its decoupled steps stream.
+    pub decoupled: bool,
     pub host: Arc<dyn StepHost>,
     pub stats: Arc<StatsCollector>,
     /// Requests going through the steps (each [`super::run::Run`] counts

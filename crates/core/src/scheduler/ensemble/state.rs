@@ -1,5 +1,6 @@
 //! Which ensemble steps can run: a plain state over the step graph, with no
 //! threads and no models, so that the execution order is unit-tested.
+//! Decoupled steps make several iterations of their outputs (see [`State`]).
 //!
 //! As in Triton, a tensor may be absent: an optional ensemble input the
 //! request left out, or a step output its step did not produce. A step whose
@@ -7,7 +8,7 @@
 //! model inputs must be optional, else its model refuses the request), and
 //! an absent requested output is left out of the response.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use oxiserve_proto::{
     ModelConfig,
@@ -80,91 +81,142 @@ impl Plan {
     }
 }
 
-/// A step whose inputs all exist: its index and its model's present inputs,
-/// named as the model names them (the data is shared, not copied).
+/// A step whose inputs all exist for one iteration: its index and its
+/// model's present inputs, named as the model names them (the data is
+/// shared, not copied).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ReadyStep {
     pub index: usize,
     pub inputs: Vec<Tensor>,
 }
 
+/// The values of one ensemble tensor, by iteration. A tensor a decoupled
+/// step produces gets one iteration per response; the others have only
+/// iteration 0 (Triton's `TensorData`).
+#[derive(Debug, Default)]
+struct Iterations {
+    /// `None`: absent in that iteration.
+    values: BTreeMap<usize, Option<Tensor>>,
+    next: usize,
+}
+
+impl Iterations {
+    fn add(&mut self, value: Option<Tensor>) {
+        self.values.insert(self.next, value);
+        self.next += 1;
+    }
+}
+
 /// One request's progress through the graph: the tensors produced so far
-/// (`None`: absent) and which steps were started and finished.
+/// and which step runs were started and have finished.
+///
+/// As in Triton, a step runs once per iteration for which all its inputs
+/// have a value, so each response of a decoupled step flows through the
+/// later steps on its own, and the ensemble's outputs are complete once per
+/// iteration.
 #[derive(Debug)]
 pub(crate) struct State {
-    tensors: HashMap<String, Option<Tensor>>,
-    started: Vec<bool>,
+    tensors: HashMap<String, Iterations>,
+    /// (step, iteration) runs started.
+    started: HashSet<(usize, usize)>,
     running: usize,
+    /// The next iteration of the ensemble outputs to answer with.
+    answered: usize,
 }
 
 impl State {
     /// A request with the ensemble inputs `inputs`; the optional inputs it
     /// leaves out are absent.
     pub fn new(plan: &Plan, inputs: Vec<Tensor>) -> Self {
-        let mut tensors: HashMap<_, _> = inputs
-            .into_iter()
-            .map(|t| (t.name.clone(), Some(t)))
-            .collect();
+        let mut tensors: HashMap<String, Iterations> = HashMap::new();
+        for input in inputs {
+            tensors
+                .entry(input.name.clone())
+                .or_default()
+                .add(Some(input));
+        }
         for name in &plan.optional_inputs {
-            tensors.entry(name.clone()).or_insert(None);
+            tensors.entry(name.clone()).or_insert_with(|| {
+                let mut absent = Iterations::default();
+                absent.add(None);
+                absent
+            });
         }
         Self {
             tensors,
-            started: vec![false; plan.steps.len()],
+            started: HashSet::new(),
             running: 0,
+            answered: 0,
         }
     }
 
-    /// Marks started and returns every step not yet started whose inputs all exist.
+    /// Marks started and returns every step run not yet started whose
+    /// inputs all have a value in its iteration.
     pub fn take_ready(&mut self, plan: &Plan) -> Vec<ReadyStep> {
         let mut ready = Vec::new();
         for (index, step) in plan.steps.iter().enumerate() {
-            if self.started[index] {
+            let Some((_, first)) = step.inputs.first() else {
                 continue;
-            }
-            let ready_inputs = step
-                .inputs
-                .iter()
-                .all(|(_, t)| self.tensors.contains_key(t));
-            if !ready_inputs {
+            };
+            let Some(candidates) = self.tensors.get(first) else {
                 continue;
-            }
-            let inputs = step
-                .inputs
-                .iter()
-                .filter_map(|(model_input, tensor)| {
-                    let present = self.tensors.get(tensor)?.as_ref()?;
-                    Some(Tensor {
-                        name: model_input.clone(),
-                        ..present.clone()
+            };
+            let iterations: Vec<usize> = candidates
+                .values
+                .keys()
+                .copied()
+                .filter(|&i| !self.started.contains(&(index, i)))
+                .filter(|&i| {
+                    step.inputs.iter().all(|(_, tensor)| {
+                        self.tensors
+                            .get(tensor)
+                            .is_some_and(|t| t.values.contains_key(&i))
                     })
                 })
                 .collect();
-            self.started[index] = true;
-            self.running += 1;
-            ready.push(ReadyStep { index, inputs });
+            for iteration in iterations {
+                let inputs = step
+                    .inputs
+                    .iter()
+                    .filter_map(|(model_input, tensor)| {
+                        let present = self.tensors.get(tensor)?.values.get(&iteration)?.as_ref()?;
+                        Some(Tensor {
+                            name: model_input.clone(),
+                            ..present.clone()
+                        })
+                    })
+                    .collect();
+                self.started.insert((index, iteration));
+                self.running += 1;
+                ready.push(ReadyStep { index, inputs });
+            }
         }
         ready
     }
 
-    /// Step `index` finished with these outputs (named as its model names
-    /// them); those in its output map become ensemble tensors, and those of
-    /// its output map it did not produce become absent ones.
-    pub fn complete(&mut self, plan: &Plan, index: usize, outputs: Vec<Tensor>) {
+    /// One response of step `index` with these outputs (named as its model
+    /// names them): those in its output map become the next iteration of
+    /// their ensemble tensors, and those of its output map it did not
+    /// produce are absent in it.
+    pub fn respond(&mut self, plan: &Plan, index: usize, mut outputs: Vec<Tensor>) {
+        for (model_output, tensor) in &plan.steps[index].outputs {
+            let value = outputs
+                .iter()
+                .position(|o| o.name == *model_output)
+                .map(|at| {
+                    let output = outputs.swap_remove(at);
+                    Tensor {
+                        name: tensor.clone(),
+                        ..output
+                    }
+                });
+            self.tensors.entry(tensor.clone()).or_default().add(value);
+        }
+    }
+
+    /// A step run sent its final flag.
+    pub fn finish(&mut self) {
         self.running = self.running.saturating_sub(1);
-        let step = &plan.steps[index];
-        for output in outputs {
-            if let Some((_, tensor)) = step.outputs.iter().find(|(o, _)| *o == output.name) {
-                let renamed = Tensor {
-                    name: tensor.clone(),
-                    ..output
-                };
-                self.tensors.insert(tensor.clone(), Some(renamed));
-            }
-        }
-        for (_, tensor) in &step.outputs {
-            self.tensors.entry(tensor.clone()).or_insert(None);
-        }
     }
 
     /// Whether nothing runs any more; call after [`State::take_ready`].
@@ -172,10 +224,22 @@ impl State {
         self.running == 0
     }
 
-    /// The ensemble tensor `name`: `Some(None)` when it is absent, `None`
-    /// while nothing produced it.
-    pub fn tensor(&self, name: &str) -> Option<Option<&Tensor>> {
-        self.tensors.get(name).map(Option::as_ref)
+    /// The ensemble outputs `names` of the next iteration not answered yet,
+    /// once each has a value there (absent ones left out); the iteration
+    /// then counts as answered.
+    pub fn take_answer(&mut self, names: &[String]) -> Option<Vec<Tensor>> {
+        let iteration = self.answered;
+        if names.is_empty() && iteration > 0 {
+            return None;
+        }
+        let mut outputs = Vec::with_capacity(names.len());
+        for name in names {
+            if let Some(present) = self.tensors.get(name)?.values.get(&iteration)? {
+                outputs.push(present.clone());
+            }
+        }
+        self.answered += 1;
+        Some(outputs)
     }
 }
 
@@ -209,6 +273,20 @@ mod tests {
         )
     }
 
+    impl State {
+        /// A step run's one response and its final flag.
+        fn finish_with(&mut self, plan: &Plan, index: usize, outputs: Vec<Tensor>) {
+            self.respond(plan, index, outputs);
+            self.finish();
+        }
+
+        /// Iteration 0 of the ensemble tensor `name`: `Some(None)` when it
+        /// is absent, `None` while nothing produced it.
+        fn tensor(&self, name: &str) -> Option<Option<&Tensor>> {
+            self.tensors.get(name)?.values.get(&0).map(Option::as_ref)
+        }
+    }
+
     fn indices(ready: &[ReadyStep]) -> Vec<usize> {
         ready.iter().map(|r| r.index).collect()
     }
@@ -234,7 +312,7 @@ mod tests {
         assert_eq!(first[0].inputs[0].name, "RAW");
         assert!(state.take_ready(&plan).is_empty(), "a step starts once");
         assert!(!state.is_idle());
-        state.complete(&plan, 1, vec![tensor("OUT", b"pp")]);
+        state.finish_with(&plan, 1, vec![tensor("OUT", b"pp")]);
         let second = state.take_ready(&plan);
         assert_eq!(
             indices(&second),
@@ -242,9 +320,9 @@ mod tests {
             "independent steps start together"
         );
         assert!(second.iter().all(|r| r.inputs[0].name == "X"));
-        state.complete(&plan, 2, vec![tensor("Y", b"r")]);
+        state.finish_with(&plan, 2, vec![tensor("Y", b"r")]);
         assert!(!state.is_idle());
-        state.complete(&plan, 0, vec![tensor("Y", b"l")]);
+        state.finish_with(&plan, 0, vec![tensor("Y", b"l")]);
         assert!(state.take_ready(&plan).is_empty());
         assert!(state.is_idle());
         assert_eq!(
@@ -264,7 +342,7 @@ mod tests {
         state.take_ready(&plan);
         let produced = tensor("OUT", b"shared");
         let pointer = produced.data.as_ptr();
-        state.complete(&plan, 1, vec![produced]);
+        state.finish_with(&plan, 1, vec![produced]);
         for ready in state.take_ready(&plan) {
             assert_eq!(ready.inputs[0].data.as_ptr(), pointer);
         }
@@ -281,7 +359,7 @@ mod tests {
         };
         let mut state = State::new(&plan, vec![tensor("input", b"1")]);
         assert_eq!(indices(&state.take_ready(&plan)), vec![0]);
-        state.complete(&plan, 0, vec![tensor("Y", b"2"), tensor("EXTRA", b"3")]);
+        state.finish_with(&plan, 0, vec![tensor("Y", b"2"), tensor("EXTRA", b"3")]);
         assert!(state.tensor("EXTRA").is_none());
         assert!(state.tensor("mid").flatten().is_some());
         assert!(state.take_ready(&plan).is_empty());
@@ -324,7 +402,7 @@ mod tests {
             "the left-out optional input is absent"
         );
         assert_eq!(names(&first[0]), ["INPUT0"]);
-        state.complete(&plan, 0, vec![tensor("OUTPUT0", b"3")]);
+        state.finish_with(&plan, 0, vec![tensor("OUTPUT0", b"3")]);
         let second = state.take_ready(&plan);
         assert_eq!(
             indices(&second),
@@ -332,7 +410,7 @@ mod tests {
             "the output not produced is absent"
         );
         assert_eq!(names(&second[0]), ["INPUT0"]);
-        state.complete(&plan, 1, vec![tensor("OUTPUT0", b"3")]);
+        state.finish_with(&plan, 1, vec![tensor("OUTPUT0", b"3")]);
         assert!(state.take_ready(&plan).is_empty() && state.is_idle());
         assert!(state.tensor("OUTPUT0").flatten().is_some());
         assert_eq!(state.tensor("OUTPUT1"), Some(None), "absent, not missing");
@@ -344,13 +422,70 @@ mod tests {
         let inputs = vec![tensor("INPUT0", b"3"), tensor("INPUT1", b"4")];
         let mut state = State::new(&plan, inputs);
         state.take_ready(&plan);
-        state.complete(
+        state.finish_with(
             &plan,
             0,
             vec![tensor("OUTPUT1", b"4"), tensor("OUTPUT0", b"3")],
         );
         let second = state.take_ready(&plan);
         assert_eq!(names(&second[0]), ["INPUT0", "INPUT1"]);
+    }
+
+    /// An LLM pipeline: a tokenizer, a decoupled model that streams, and a
+    /// detokenizer run once per streamed response.
+    fn pipeline() -> Plan {
+        Plan {
+            steps: vec![
+                step("tokenize", &[("TEXT", "prompt")], &[("IDS", "ids")]),
+                step("generate", &[("IDS", "ids")], &[("TOKEN", "token")]),
+                step("detokenize", &[("TOKEN", "token")], &[("TEXT", "text")]),
+            ],
+            optional_inputs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_response_of_a_decoupled_step_flows_on_alone() {
+        let plan = pipeline();
+        let text = vec!["text".to_string()];
+        let mut state = State::new(&plan, vec![tensor("prompt", b"hi")]);
+        assert_eq!(indices(&state.take_ready(&plan)), vec![0]);
+        state.finish_with(&plan, 0, vec![tensor("IDS", b"12")]);
+        assert_eq!(indices(&state.take_ready(&plan)), vec![1]);
+        state.respond(&plan, 1, vec![tensor("TOKEN", b"a")]);
+        let first = state.take_ready(&plan);
+        assert_eq!(indices(&first), vec![2]);
+        assert_eq!(first[0].inputs[0].data, Bytes::from_static(b"a"));
+        state.respond(&plan, 1, vec![tensor("TOKEN", b"b")]);
+        let second = state.take_ready(&plan);
+        assert_eq!(second[0].inputs[0].data, Bytes::from_static(b"b"));
+        state.finish();
+        assert!(
+            state.take_answer(&text).is_none(),
+            "nothing detokenized yet"
+        );
+        state.finish_with(&plan, 2, vec![tensor("TEXT", b"A")]);
+        let answer = state.take_answer(&text).unwrap();
+        assert_eq!(answer[0].data, Bytes::from_static(b"A"));
+        assert!(state.take_answer(&text).is_none());
+        assert!(!state.is_idle());
+        state.finish_with(&plan, 2, vec![tensor("TEXT", b"B")]);
+        assert_eq!(state.take_answer(&text).unwrap()[0].name, "text");
+        assert!(state.take_ready(&plan).is_empty() && state.is_idle());
+        assert_eq!(state.answered, 2);
+    }
+
+    #[test]
+    fn a_decoupled_step_may_send_nothing() {
+        let plan = pipeline();
+        let mut state = State::new(&plan, vec![tensor("prompt", b"hi")]);
+        state.take_ready(&plan);
+        state.finish_with(&plan, 0, vec![tensor("IDS", b"12")]);
+        state.take_ready(&plan);
+        state.finish();
+        assert!(state.take_ready(&plan).is_empty() && state.is_idle());
+        assert!(state.take_answer(&["text".to_string()]).is_none());
+        assert_eq!(state.answered, 0);
     }
 
     #[test]

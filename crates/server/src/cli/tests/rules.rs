@@ -187,13 +187,15 @@ fn unsupported_options_lists_passed_flags_only() {
         "--allow-sagemaker=1",
         "--sagemaker-port=9080",
         "--rate-limit=execution_count",
+        "--rate-limit-resource=R:1",
+        "--host-policy=numa,cpu-cores=0-1",
         "--log-format=ISO8601",
         "--http-port=9000",
         "--cache-config=local,size=1",
     ]);
     assert_eq!(
         options.unsupported_options(),
-        ["--rate-limit: not supported yet (ignored)",]
+        ["--host-policy: not supported yet (ignored)",]
     );
 }
 
