@@ -11,21 +11,9 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from helpers import Http, expect_error
-from management_models import LOGGING_MODEL_PY, config_json, executions, infer, logging_model
+from management_models import ENSEMBLE, LOGGING_MODEL_PY, config_json, executions, infer, logging_model
 from python_models import write_repo
 from servers import TARGET, Server
-
-ENSEMBLE = """name: "pipeline"
-platform: "ensemble"
-max_batch_size: 8
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 4 ] } ]
-output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 4 ] } ]
-ensemble_scheduling { step [ {
-  model_name: "member" model_version: -1
-  input_map { key: "INPUT0" value: "IN" }
-  output_map { key: "OUTPUT0" value: "OUT" }
-} ] }
-"""
 
 WARMUP = """model_warmup [ {{ name: "{name}" batch_size: {batch} count: {count}
   inputs {{ key: "INPUT0" value: {{ data_type: TYPE_INT32 dims: [ 4 ] {data} }} }} }} ]

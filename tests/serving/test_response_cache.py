@@ -8,7 +8,7 @@ import pytest
 import tritonclient.http as httpclient
 
 from cache_helpers import CACHE, grpc_infer, stats
-from management_models import executions, infer, logging_model
+from management_models import ENSEMBLE, executions, infer, logging_model
 from python_models import write_repo
 from scrapes import scrape
 from servers import Server, run_to_exit
@@ -80,17 +80,6 @@ def test_cache_metrics(cached):
     )
 
 
-ENSEMBLE = """name: "pipeline"
-platform: "ensemble"
-max_batch_size: 8
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 4 ] } ]
-output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 4 ] } ]
-ensemble_scheduling { step [ {
-  model_name: "member" model_version: -1
-  input_map { key: "INPUT0" value: "IN" }
-  output_map { key: "OUTPUT0" value: "OUT" }
-} ] }
-""" + CACHE
 
 
 def test_a_cached_ensemble_answers_without_running_its_steps(tmp_path):
@@ -98,7 +87,7 @@ def test_a_cached_ensemble_answers_without_running_its_steps(tmp_path):
     logs.mkdir()
     repo = write_repo(tmp_path / "repo", [logging_model("member", logs / "member")])
     (repo / "pipeline" / "1").mkdir(parents=True)
-    (repo / "pipeline" / "config.pbtxt").write_text(ENSEMBLE)
+    (repo / "pipeline" / "config.pbtxt").write_text(ENSEMBLE + CACHE)
     with Server(repo, FLAGS) as server:
         client = httpclient.InferenceServerClient(server.url)
         for values in [(1, 2, 3, 4), (1, 2, 3, 4), (4, 3, 2, 1), (1, 2, 3, 4)]:

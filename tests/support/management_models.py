@@ -14,6 +14,19 @@ from python_models import PyModel, config
 # names; an input of all 13s raises (a warmup sample can make the load fail).
 LOGGING_MODEL_PY = model_source("logging")
 
+# The ensemble "pipeline": one step on the logging model "member".
+ENSEMBLE = """name: "pipeline"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 4 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 4 ] } ]
+ensemble_scheduling { step [ {
+  model_name: "member" model_version: -1
+  input_map { key: "INPUT0" value: "IN" }
+  output_map { key: "OUTPUT0" value: "OUT" }
+} ] }
+"""
+
 
 def logging_model(name, log, warmup="", tag="", max_batch_size=8, versions=(1,)):
     """A Python INT32 [4] identity that logs its executions to `log`."""
