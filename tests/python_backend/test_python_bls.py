@@ -108,3 +108,11 @@ def test_bls_outside_execute(server):
     assert run(server, "init_bls") == {
         "init_bls": "TritonModelException: BLS is only supported during the 'execute' function."
     }
+
+
+def test_exec_from_forked_processes(server):
+    """multiprocessing.Pool workers the model forks call exec() (as Triton's
+    qa/python_models/bls test_multiprocess does); each gets its own answer."""
+    assert run(server, "multiprocess") == [
+        {"OUTPUT0": [[i + 1.0] * 4], "OUTPUT1": [[i - 1.0] * 4]} for i in range(8)
+    ]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models import ModelSpec, Tensor, model_source, write_model
+from models import ModelSpec, Tensor, identity, model_source, write_model
 from servers import REPO_ROOT, TARGET, Server
 
 ADD_SUB_DIR = REPO_ROOT / "examples" / "model_repository" / "add_sub"
@@ -219,6 +219,16 @@ def bls_model(name="bls"):
     )
 
 
+def large_bls_models():
+    """`large_bls` (MODE none, NBYTES INT64 -> RESULT JSON) sends NBYTES bytes by BLS
+    to `big_identity` (UINT8 [-1]) and checks what comes back."""
+    return [
+        PyModel("large_bls", model_source("large_bls"),
+                config([("NBYTES", "INT64", [1])], [("RESULT", "BYTES", [1])])),
+        identity("big_identity", "UINT8", max_batch_size=0),
+    ]
+
+
 # --- async execute ---------------------------------------------------------------
 
 ASYNC_MODEL_PY = model_source("async")
@@ -234,6 +244,20 @@ def async_model(name, decoupled, sleep_s=0.5):
         source.replace("__SLEEP__", repr(sleep_s)),
         config([("INPUT0", "INT32", [1])], [("TIMES", "FP64", [2])], extra=extra),
     )
+
+
+def async_bls_models():
+    """`async_bls_stream` (decoupled, async) awaits a decoupled BLS stream of
+    `async_wait_all` per request; EXPECTED (INT32 [2]) = how many requests
+    `async_wait_all` waits to see in flight at once, and for how many seconds at
+    most; IN_FLIGHT = how many it saw."""
+    decoupled = "model_transaction_policy { decoupled: true }\n"
+    io = ([("EXPECTED", "INT32", [2])], [("IN_FLIGHT", "INT32", [1])])
+    return [
+        PyModel("async_bls_stream", model_source("async_bls_stream"),
+                config(*io, extra=decoupled)),
+        PyModel("async_wait_all", model_source("async_wait_all"), config(*io, extra=decoupled)),
+    ]
 
 
 # --- auto_complete_config ---------------------------------------------------------

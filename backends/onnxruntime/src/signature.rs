@@ -7,11 +7,12 @@ use ort::{
     session::Session,
     value::{TensorElementType, ValueType},
 };
-use oxiserve_config::BatchPlan;
-use oxiserve_proto::{
-    ModelConfig,
-    inference::{ModelInput, ModelOutput, ModelTensorReshape, model_config::SchedulingChoice},
+use oxiserve_backend::signature::{
+    CompletedTensor, checked_dims, compare_dims, complete_batching, datatype_mismatch,
+    input_count_mismatch, require_batch_dimension, unexpected_tensor,
 };
+use oxiserve_config::BatchPlan;
+use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
 use oxiserve_types::{DataType, Error, Result, format_shape};
 
 use crate::dtype;
@@ -83,11 +84,7 @@ impl Signature {
         let model = &config.name;
         let expected = expected_input_count(config);
         if self.inputs.len() != expected {
-            return Err(Error::invalid_arg(format!(
-                "unable to load model '{model}', configuration expects {expected} inputs, \
-                 model provides {}",
-                self.inputs.len()
-            )));
+            return Err(input_count_mismatch(model, expected, self.inputs.len()));
         }
         for input in &config.input {
             if input.optional && BatchPlan::of(config).is_batching() {
@@ -108,36 +105,28 @@ impl Signature {
                         .chain(self.overridable.keys())
                         .map(String::as_str)
                         .collect();
-                    Error::invalid_arg(format!(
-                        "unexpected inference input '{}', allowed inputs are: {}",
-                        input.name,
-                        allowed.join(", ")
-                    ))
+                    unexpected_tensor("input", &input.name, &allowed.join(", "))
                 })?;
             check_tensor(
                 config,
                 "input",
                 &input.name,
                 input.data_type,
-                dims_of(&input.dims, &input.reshape),
+                checked_dims(&input.dims, &input.reshape),
                 info,
             )?;
         }
         for output in &config.output {
             let info = self.outputs.get(&output.name).ok_or_else(|| {
                 let allowed: Vec<&str> = self.outputs.keys().map(String::as_str).collect();
-                Error::invalid_arg(format!(
-                    "unexpected inference output '{}', allowed outputs are: {}",
-                    output.name,
-                    allowed.join(", ")
-                ))
+                unexpected_tensor("output", &output.name, &allowed.join(", "))
             })?;
             check_tensor(
                 config,
                 "output",
                 &output.name,
                 output.data_type,
-                dims_of(&output.dims, &output.reshape),
+                checked_dims(&output.dims, &output.reshape),
                 info,
             )?;
         }
@@ -197,20 +186,7 @@ impl Signature {
             .chain(self.outputs.values())
             .all(|info| info.dims.first() == Some(&-1));
         if can_batch {
-            if config.max_batch_size == 0 {
-                config.max_batch_size = default_max_batch_size.max(0);
-                log::warn!(
-                    "autofilled max_batch_size to {} for model '{}' since batching is supported but no \
-                     max_batch_size is specified in model configuration. Must specify max_batch_size to \
-                     utilize autofill with a larger max batch size",
-                    config.max_batch_size,
-                    config.name
-                );
-            }
-            if config.max_batch_size > 1 && config.scheduling_choice.is_none() {
-                config.scheduling_choice =
-                    Some(SchedulingChoice::DynamicBatching(Default::default()));
-            }
+            complete_batching(config, default_max_batch_size.max(0));
         } else if config.max_batch_size != 0 {
             return Err(Error::invalid_arg(format!(
                 "autofill failed for model '{}': model does not support batching while non-zero \
@@ -220,26 +196,14 @@ impl Signature {
         }
         let batching = BatchPlan::of(config).is_batching();
         if config.input.is_empty() {
-            config.input = completed(&self.inputs, batching, |name, data_type, dims, reshape| {
-                ModelInput {
-                    name,
-                    data_type,
-                    dims,
-                    reshape,
-                    ..Default::default()
-                }
-            });
+            config.input = (self.inputs.iter())
+                .map(|(name, info)| completed(name, info, batching).input())
+                .collect();
         }
         if config.output.is_empty() {
-            config.output = completed(&self.outputs, batching, |name, data_type, dims, reshape| {
-                ModelOutput {
-                    name,
-                    data_type,
-                    dims,
-                    reshape,
-                    ..Default::default()
-                }
-            });
+            config.output = (self.outputs.iter())
+                .map(|(name, info)| completed(name, info, batching).output())
+                .collect();
         }
         Ok(())
     }
@@ -256,11 +220,6 @@ fn expected_input_count(config: &ModelConfig) -> usize {
     configured + config.batch_input.len() + sequence
 }
 
-/// The shape a tensor is checked with: its reshape when it has one.
-fn dims_of<'a>(dims: &'a [i64], reshape: &'a Option<ModelTensorReshape>) -> &'a [i64] {
-    reshape.as_ref().map_or(dims, |r| &r.shape)
-}
-
 fn check_tensor(
     config: &ModelConfig,
     direction: &str,
@@ -272,12 +231,13 @@ fn check_tensor(
     let model = &config.name;
     let configured = DataType::from_config_number(data_type);
     if configured.map(dtype::to_onnx) != Some(info.dtype) {
-        return Err(Error::invalid_arg(format!(
-            "unable to load model '{model}', configuration expects datatype {} for {direction} \
-             '{name}', model provides {}",
-            configured.map_or("TYPE_INVALID", DataType::config_name),
-            dtype::config_name(info.dtype)
-        )));
+        return Err(datatype_mismatch(
+            model,
+            direction,
+            name,
+            data_type,
+            dtype::from_onnx(info.dtype),
+        ));
     }
     if info.dims.is_empty() {
         // A scalar: without batching, every configured dimension must be 1.
@@ -291,86 +251,18 @@ fn check_tensor(
         }
         return Ok(());
     }
-    compare_dims(model, name, &info.dims, dims, BatchPlan::of(config))
+    // Triton's `CompareDimsSupported`: a dynamic model dimension matches
+    // any configured one; with batching, the model's first must be -1.
+    let batch = BatchPlan::of(config);
+    require_batch_dimension(model, name, &info.dims, batch)?;
+    compare_dims(model, name, &info.dims, dims, batch, |m, c| {
+        m == -1 || m == c
+    })
 }
 
-/// Triton's `CompareDimsSupported`: a dynamic model dimension matches any
-/// configured one; with batching, the model's first dimension must be -1.
-fn compare_dims(
-    model: &str,
-    name: &str,
-    model_dims: &[i64],
-    dims: &[i64],
-    batch: BatchPlan,
-) -> Result<()> {
-    if batch.is_batching() && model_dims.first() != Some(&-1) {
-        return Err(Error::invalid_arg(format!(
-            "model '{model}', tensor '{name}': for the model to support batching the shape \
-                 should have at least 1 dimension and the first dimension must be -1; but shape \
-                 expected by the model is {}",
-            format_shape(model_dims)
-        )));
-    }
-    let full = batch.full_shape(dims);
-    let matches = model_dims.len() == full.len()
-        && model_dims
-            .iter()
-            .zip(&full)
-            .all(|(&m, &c)| m == -1 || m == c);
-    if matches {
-        return Ok(());
-    }
-    let configured = if batch.is_batching() {
-        format!(
-            "{} dimensions (an initial batch dimension because max_batch_size > 0 followed by the \
-             explicit tensor shape, making complete shape {})",
-            full.len(),
-            format_shape(&full)
-        )
-    } else {
-        format!("{} dimensions (shape {})", full.len(), format_shape(&full))
-    };
-    Err(Error::invalid_arg(format!(
-        "model '{model}', tensor '{name}': the model expects {} dimensions (shape {}) but the \
-         model configuration specifies {configured}",
-        model_dims.len(),
-        format_shape(model_dims)
-    )))
-}
-
-/// Every tensor of `infos` as auto-complete writes it, built by `make`.
-fn completed<T>(
-    infos: &TensorInfos,
-    batching: bool,
-    make: impl Fn(String, i32, Vec<i64>, Option<ModelTensorReshape>) -> T,
-) -> Vec<T> {
-    infos
-        .iter()
-        .map(|(name, info)| {
-            let (data_type, dims, reshape) = complete_tensor(info, batching);
-            make(name.clone(), data_type, dims, reshape)
-        })
-        .collect()
-}
-
-/// A tensor's datatype, dims and reshape as auto-complete writes them: no
-/// batch dimension when batching, and `[1]` with an empty reshape for a
-/// tensor left with no dimensions.
-fn complete_tensor(
-    info: &TensorInfo,
-    batching: bool,
-) -> (i32, Vec<i64>, Option<ModelTensorReshape>) {
-    let data_type = dtype::from_onnx(info.dtype).map_or(0, DataType::config_number);
-    let skip = usize::from(batching).min(info.dims.len());
-    let mut dims = info.dims[skip..].to_vec();
-    let mut reshape = None;
-    if dims.is_empty() {
-        dims.push(1);
-        if batching {
-            reshape = Some(ModelTensorReshape { shape: Vec::new() });
-        }
-    }
-    (data_type, dims, reshape)
+/// A model tensor as auto-complete writes it.
+fn completed(name: &str, info: &TensorInfo, batching: bool) -> CompletedTensor {
+    CompletedTensor::new(name, dtype::from_onnx(info.dtype), &info.dims, batching)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::{
 use oxiserve_types::{Error, Result};
 
 use crate::{
-    arena::{Arena, InArena},
+    arena::{Arena, ArenaLayout, InArena},
     metrics::StubMetrics,
     model_log,
     protocol::{self, FromStub, ToStub, decode::decode},
@@ -31,11 +31,12 @@ pub(crate) fn run(
 ) -> Result<String> {
     let fail = |e: std::io::Error| Error::internal(format!("python backend: auto-complete: {e}"));
     let (mut ours, theirs) = UnixStream::pair().map_err(fail)?;
-    let arena_in = InArena::new("oxiserve:auto-complete:in", SMALL_ARENA)?;
-    let arena_out = Arena::new("oxiserve:auto-complete:out", SMALL_ARENA)?;
+    let layout = ArenaLayout::bounded(SMALL_ARENA, SMALL_ARENA, SMALL_ARENA);
+    let arena_in = InArena::new("oxiserve:auto-complete:in", layout)?;
+    let arena_out = Arena::pool("oxiserve:auto-complete:out", &layout)?;
     zygote.spawn(
-        [theirs.as_fd(), arena_in.fd(), arena_out.fd()],
-        SMALL_ARENA,
+        &[theirs.as_fd(), arena_in.fd(), arena_out.fd()],
+        &layout,
         settings.stub_timeout,
     )?;
     drop(theirs);

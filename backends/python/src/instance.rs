@@ -200,7 +200,7 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
     let process = Process::spawn(
         zygote,
         &context.name,
-        settings.arena_size,
+        settings.arena_layout(),
         settings.stub_timeout,
         settings.idle_spin,
         model.host.clone(),

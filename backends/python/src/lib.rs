@@ -4,6 +4,7 @@
 //! See `docs/design/python-backend.md` and `docs/design/python-wire.md`.
 
 mod arena;
+mod attach;
 mod autocomplete;
 mod backend;
 mod bls;

@@ -15,8 +15,11 @@ use oxiserve_backend::ModelHost;
 use oxiserve_types::{Error, Result};
 use parking_lot::Mutex;
 
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+
 use crate::{
-    arena::{Arena, InArena},
+    arena::{Arena, ArenaLayout, InArena},
+    attach::{Attachments, Origin},
     connection::Connection,
     inflight::InFlight,
     metrics::StubMetrics,
@@ -36,32 +39,54 @@ pub(crate) struct Process {
     closing: Arc<AtomicBool>,
     alive: Arc<AtomicBool>,
     pump: Option<JoinHandle<()>>,
+    /// The processes the stub forked that attached for BLS calls.
+    attachments: Attachments,
 }
 
 impl Process {
-    /// Forks a stub from `zygote` for `instance` with arenas of `arena_size`
-    /// bytes, and starts its pump.
+    /// Forks a stub from `zygote` for `instance` with arenas laid out as
+    /// `layout` says, and starts its pump.
     pub fn spawn(
         zygote: Arc<Zygote>,
         instance: &str,
-        arena_size: u64,
+        layout: ArenaLayout,
         timeout: Duration,
         idle_spin: Duration,
         host: Arc<dyn ModelHost>,
     ) -> Result<Self> {
-        let (ours, theirs) = UnixStream::pair()
-            .map_err(|e| Error::internal(format!("python backend: socketpair: {e}")))?;
-        let arena_in = Arc::new(InArena::new(
-            &format!("oxiserve:{instance}:in"),
-            arena_size,
-        )?);
-        let arena_out = Arena::new(&format!("oxiserve:{instance}:out"), arena_size)?;
+        let socketpair =
+            |e: std::io::Error| Error::internal(format!("python backend: socketpair: {e}"));
+        let (ours, theirs) = UnixStream::pair().map_err(socketpair)?;
+        let (attach_ours, attach_theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| socketpair(e.into()))?;
+        let arena_in = Arc::new(InArena::new(&format!("oxiserve:{instance}:in"), layout)?);
+        let arena_out = Arena::pool(&format!("oxiserve:{instance}:out"), &layout)?;
         let pid = zygote.spawn(
-            [theirs.as_fd(), arena_in.fd(), arena_out.fd()],
-            arena_size,
+            &[
+                theirs.as_fd(),
+                arena_in.fd(),
+                arena_out.fd(),
+                attach_theirs.as_fd(),
+            ],
+            &layout,
             timeout,
         )?;
         drop(theirs);
+        drop(attach_theirs);
+        let attachments = Attachments::listen(
+            attach_ours,
+            Origin {
+                instance: instance.to_string(),
+                layout,
+                zygote: zygote.clone(),
+                host: host.clone(),
+            },
+        )?;
         let reader = ours
             .try_clone()
             .map_err(|e| Error::internal(format!("python backend: {e}")))?;
@@ -99,6 +124,7 @@ impl Process {
             closing,
             alive,
             pump: Some(pump),
+            attachments,
         })
     }
 
@@ -176,6 +202,7 @@ impl Process {
         if let Some(pump) = self.pump.take() {
             let _ = pump.join();
         }
+        self.attachments.close();
     }
 }
 

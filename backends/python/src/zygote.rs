@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 
 use oxiserve_types::{Error, Result};
 
-use crate::package::zygote_script;
+use crate::{arena::ArenaLayout, package::zygote_script};
 
 /// How a forked process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,19 +172,28 @@ impl Zygote {
         !self.shared.state.lock().gone
     }
 
-    /// Forks a process that serves an instance socket and two arenas of
-    /// `arena_size` bytes; returns its pid.
+    /// Forks a process that serves an instance socket and two arenas laid
+    /// out as `layout` says (`fds`: the socket, arena_in, arena_out and, for
+    /// an instance, the socket its forked processes attach through); returns
+    /// its pid.
     pub fn spawn(
         &self,
-        fds: [BorrowedFd<'_>; 3],
-        arena_size: u64,
+        fds: &[BorrowedFd<'_>],
+        layout: &ArenaLayout,
         timeout: Duration,
     ) -> Result<i32> {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        let message = json!({"op": "spawn", "token": token, "arena_size": arena_size}).to_string();
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+        let message = json!({
+            "op": "spawn",
+            "token": token,
+            "arena_size": layout.size,
+            "pool_size": layout.pool,
+            "growth_size": layout.growth,
+        })
+        .to_string();
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
         let mut ancillary = SendAncillaryBuffer::new(&mut space);
-        ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+        ancillary.push(SendAncillaryMessage::ScmRights(fds));
         rustix::net::sendmsg(
             self.control.as_fd(),
             &[IoSlice::new(message.as_bytes())],

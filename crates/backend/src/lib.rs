@@ -10,8 +10,10 @@
 mod batch;
 mod contract;
 mod host;
+pub mod library_search;
 pub mod metrics;
 mod request;
+pub mod signature;
 mod sink;
 pub mod testing;
 mod timing;

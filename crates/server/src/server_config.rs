@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
+use oxiserve_backend_openvino::{OpenVinoBackend, OpenVinoSettings};
 use oxiserve_backend_python::{PythonBackend, PythonSettings};
+use oxiserve_backend_tensorflow::{TfBackend, TfSettings};
 use oxiserve_core::{
     BackendRegistry, ModelControlMode, RateLimiterSettings, ResourceCount, ServerConfig,
     ServerLimits,
@@ -96,10 +98,32 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
             .map(|s| (s.setting.as_str(), s.value.as_str())),
     )
     .map_err(|e| e.message)?;
+    let tensorflow = TfSettings::from_pairs(
+        settings
+            .iter()
+            .filter(|s| match s.backend.as_deref() {
+                Some(backend) => backend == "tensorflow",
+                None => s.setting == "default-max-batch-size",
+            })
+            .map(|s| (s.setting.as_str(), s.value.as_str())),
+    )
+    .map_err(|e| e.message)?;
+    let openvino = OpenVinoSettings::from_pairs(
+        settings
+            .iter()
+            .filter(|s| match s.backend.as_deref() {
+                Some(backend) => backend == "openvino",
+                None => s.setting == "default-max-batch-size",
+            })
+            .map(|s| (s.setting.as_str(), s.value.as_str())),
+    )
+    .map_err(|e| e.message)?;
     let mut backends = BackendRegistry::default();
     backends.register(Arc::new(oxiserve_backend_identity::IdentityBackend));
     backends.register(Arc::new(PythonBackend::new(python)));
     backends.register(Arc::new(OnnxBackend::new(onnx)));
+    backends.register(Arc::new(OpenVinoBackend::new(openvino)));
+    backends.register(Arc::new(TfBackend::new(tensorflow)));
     backends.register(Arc::new(oxiserve_backend_tokenizer::TokenizerBackend));
     #[cfg(feature = "pytorch")]
     backends.register(Arc::new(oxiserve_backend_pytorch::PyTorchBackend));
@@ -110,7 +134,9 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
 const BUILT_IN: &[&str] = &[
     "identity",
     "onnxruntime",
+    "openvino",
     "python",
+    "tensorflow",
     "tokenizer",
     #[cfg(feature = "pytorch")]
     "pytorch",

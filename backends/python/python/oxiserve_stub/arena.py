@@ -1,8 +1,8 @@
-"""First-fit allocator over an arena (the stub owns arena_out).
+"""First-fit allocator over an arena's pool (the stub owns arena_out's).
 
-64-byte aligned blocks, a sorted free list with coalescing. Thread-safe: the main thread
-(and sender threads) allocate, whichever thread reads the socket frees on the server's
-Release frames.
+64-byte aligned blocks, a sorted free list with coalescing; the pool grows (`grow`) when
+its owner has committed more of the arena. Thread-safe: the main thread (and sender
+threads) allocate, whichever thread reads the socket frees on the server's Release frames.
 """
 
 import bisect
@@ -13,6 +13,13 @@ ALIGN = 64
 
 class ArenaFull(Exception):
     pass
+
+
+def growth_error(key, capacity, why):
+    """Triton's text for a pool that cannot grow (it names the size the pool has)."""
+    return ("Failed to increase the shared memory pool size for key '%s' to %d bytes. If you "
+            "are running Triton inside docker, use '--shm-size' flag to control the shared "
+            "memory region size. Error: %s" % (key, capacity, why))
 
 
 class Allocator:
@@ -39,10 +46,22 @@ class Allocator:
                         sizes[i] = s - need
                     self._used[off] = need
                     return off
-        raise ArenaFull(
-            "out of shared memory in the Python backend's output arena: cannot allocate "
-            "%d bytes (arena of %d bytes, %d in use); raise "
-            "--backend-config=python,shm-max-byte-size" % (nbytes, self.size, self.in_use()))
+        raise ArenaFull("no free block of %d bytes in a pool of %d bytes (%d in use)"
+                        % (nbytes, self.size, self.in_use()))
+
+    def grow(self, size):
+        """Extends the pool to `size` bytes (rounded down to ALIGN)."""
+        size -= size % ALIGN
+        with self._lock:
+            if size <= self.size:
+                return
+            added = size - self.size
+            if self._starts and self._starts[-1] + self._sizes[-1] == self.size:
+                self._sizes[-1] += added
+            else:
+                self._starts.append(self.size)
+                self._sizes.append(added)
+            self.size = size
 
     def free(self, off):
         with self._lock:

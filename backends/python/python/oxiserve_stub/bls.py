@@ -129,14 +129,27 @@ def bls_exec(ctx, conn, request, decoupled=False):
 
 
 def bls_async_exec(ctx, conn, request, decoupled=False):
-    """InferenceRequest.async_exec in an instance (ctx: its Context, conn: its Conn)."""
+    """InferenceRequest.async_exec in an instance (ctx: its Context, conn: its Conn).
+    The awaitable completes once the first frame of the answer came (the iterator of a
+    decoupled call then holds it), so the event loop runs other coroutines meanwhile, as
+    Triton's, which waits for that first response on an executor thread."""
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
     if decoupled:
         q = queue.SimpleQueue()
-        c, bls_id = _send_bls(ctx, conn, request, True,
-                              lambda c, i: lambda f, r: q.put((f, r)))
-        fut.set_result(ResponseIterator(c, bls_id, q))
+
+        def make_stream_waiter(c, bls_id):
+            iterator = ResponseIterator(c, bls_id, q)
+            first = [True]
+
+            def got(final, r):
+                q.put((final, r))
+                if first[0]:
+                    first[0] = False
+                    loop.call_soon_threadsafe(_resolve, fut, iterator)
+            return got
+
+        _send_bls(ctx, conn, request, True, make_stream_waiter)
         return fut
     state = [None]
 

@@ -5,7 +5,8 @@ It holds the instance's state (names, decoupled, whether BLS is allowed) and the
 operations those objects ask of the instance (`bls_exec`, `bls_async_exec`,
 `send_response`, `is_cancelled`, `log`, the custom metric and model control calls), each
 bound once to the instance's Conn. The entry point (instance.serve) builds it on the Conn
-it created and hands it out explicitly.
+it created and hands it out explicitly; a process the model forks binds it again, to a
+Conn of its own (forked.py).
 """
 
 import functools
@@ -19,13 +20,17 @@ from .response_frames import send_response
 
 class Context:
     def __init__(self, conn):
-        self._conn = conn
         self.model_name = ""
         self.instance_name = ""  # model_instance_name: what batch error texts name
         self.model_file = ""
         self.decoupled = False
         self.bls_allowed = False
-        # bound once: no extra call layer on the hot paths
+        self.bind(conn)
+
+    def bind(self, conn):
+        """Binds the operations to `conn`; once per process: no extra call layer on the
+        hot paths."""
+        self._conn = conn
         self.send_response = functools.partial(send_response, conn)
         self.bls_exec = functools.partial(bls_exec, self, conn)
         self.bls_async_exec = functools.partial(bls_async_exec, self, conn)

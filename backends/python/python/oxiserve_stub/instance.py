@@ -7,13 +7,13 @@ Logger (their ways into the instance), BlsResponse decoding (bls.py) to the Conn
 """
 
 import asyncio
-import mmap
 import os
 import socket
 import struct
 import sys
 import threading
 
+from . import forked
 from . import protocol as P
 from .autocomplete import auto_complete
 from .bls import decode_bls_response
@@ -105,6 +105,7 @@ class Instance:
         ctx.model_name = args.get("model_name", "")
         ctx.instance_name = args.get("model_instance_name") or ctx.model_name
         ctx.model_file = model_file
+        c.pool_key = "oxiserve:%s:out" % ctx.instance_name
         err = None
         try:
             module = load_model_module(model_file)
@@ -319,13 +320,12 @@ def _sender_obtained(req):
     return req._sender is not None
 
 
-def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
+def serve(sock_fd, arena_in_fd, arena_out_fd, layout, attach_fd=None):
+    """layout: the spawn message (arena_size, pool_size, growth_size); attach_fd: the
+    socket processes the model forks attach through (forked.py), if given."""
     try:
-        sock = socket.socket(fileno=sock_fd)
-        in_mm = mmap.mmap(arena_in_fd, arena_size) if arena_size else b""
-        out_mm = mmap.mmap(arena_out_fd, arena_size) if arena_size else bytearray()
-        os.close(arena_in_fd)
-        os.close(arena_out_fd)
+        conn = Conn.open(socket.socket(fileno=sock_fd), arena_in_fd, arena_out_fd, layout,
+                         decode_bls_response)
     except (OSError, ValueError) as e:
         sys.stderr.write("oxiserve python stub: bad spawn descriptors: %s\n" % e)
         die(P.MALFORMED_EXIT)
@@ -335,8 +335,9 @@ def serve(sock_fd, arena_in_fd, arena_out_fd, arena_size):
             f.reconfigure(line_buffering=True)
         except Exception:
             pass
-    conn = Conn(sock, in_mm, out_mm, arena_size, decode_bls_response)
     ctx = Context(conn)
+    if attach_fd is not None:
+        forked.install(ctx, attach_fd, decode_bls_response)
     # pb_utils' ways in that start from no object of ours (Logger's static methods, the
     # requests a model builds for BLS, the senders of the server's requests) reach the
     # instance through this one Context.

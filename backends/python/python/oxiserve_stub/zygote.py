@@ -59,7 +59,7 @@ def _set_pdeathsig():
         pass
 
 
-def _child(ctl, wake_r, wake_w, fds, arena_size, zygote_pid):
+def _child(ctl, wake_r, wake_w, fds, layout, zygote_pid):
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -74,7 +74,7 @@ def _child(ctl, wake_r, wake_w, fds, arena_size, zygote_pid):
         # write keeps them shared). See the Python docs of gc.freeze().
         gc.enable()
         from oxiserve_stub.instance import serve
-        serve(fds[0], fds[1], fds[2], arena_size)
+        serve(fds[0], fds[1], fds[2], layout, fds[3] if len(fds) == 4 else None)
     except BaseException as e:  # noqa: BLE001
         try:
             sys.stderr.write("oxiserve python stub: %r\n" % (e,))
@@ -96,18 +96,18 @@ def _flush_std():
 
 
 def _spawn(ctl, wake_r, wake_w, msg, fds, children):
-    if len(fds) != 3:
+    if len(fds) not in (3, 4):
         for fd in fds:
             os.close(fd)
         _send(ctl, {"op": "spawned", "token": msg.get("token"), "pid": 0,
-                    "error": "expected 3 descriptors, got %d" % len(fds)})
+                    "error": "expected 3 or 4 descriptors, got %d" % len(fds)})
         return
     sys.stdout.flush()
     sys.stderr.flush()
     zygote_pid = os.getpid()
     pid = os.fork()
     if pid == 0:
-        _child(ctl, wake_r, wake_w, fds, int(msg.get("arena_size", 0)), zygote_pid)
+        _child(ctl, wake_r, wake_w, fds, msg, zygote_pid)
     children.add(pid)
     for fd in fds:
         os.close(fd)

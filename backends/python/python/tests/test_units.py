@@ -1,7 +1,9 @@
 import ctypes
 import json
 import mmap
+import os
 import random
+import socket
 import struct
 import types
 
@@ -12,6 +14,7 @@ import c_python_backend_utils as c_pb
 import triton_python_backend_utils as pb_utils
 from oxiserve_stub import protocol as P
 from oxiserve_stub.arena import Allocator, ArenaFull
+from oxiserve_stub.conn import Conn
 from oxiserve_stub.errors import format_exception
 from oxiserve_stub.execute_frame import decode_execute
 
@@ -28,7 +31,7 @@ def test_arena_first_fit_and_coalescing():
     assert (x, y, z) == (0, 64, 192)
     with pytest.raises(ArenaFull) as e:
         a.alloc(1024)
-    assert "shm-max-byte-size" in str(e.value)
+    assert "no free block of 1024 bytes" in str(e.value)
     assert a.free(y)
     assert not a.free(y)
     assert a.alloc(100) == 64  # first fit reuses the hole
@@ -237,3 +240,49 @@ def test_bf16_through_dlpack():
     doubled = pb_utils.Tensor.from_dlpack("F", torch.utils.dlpack.to_dlpack(seen * 2))
     assert doubled.triton_dtype() == BF16
     assert torch.utils.dlpack.from_dlpack(doubled).tolist() == [[2.0, 5.0], [-6.0, 0.0]]
+
+
+def test_arena_grow_extends_the_last_free_range():
+    a = Allocator(256)
+    x = a.alloc(128)
+    a.grow(512)
+    assert a.free_blocks() == [(128, 384)]
+    assert a.alloc(384) == 128
+    a.grow(640)
+    a.grow(100)  # smaller: nothing changes
+    assert (a.size, a.free_blocks()) == (640, [(512, 128)])
+    a.free(x)
+    assert a.free_blocks() == [(0, 128), (512, 128)]
+
+
+def test_conn_pool_grows_as_tritons_and_stops_at_the_arena():
+    """arena_out's pool starts at pool_size and grows by growth x (bytes / growth + 1),
+    committed in the file; past the arena's size the error is Triton's."""
+    ours, theirs = socket.socketpair()
+    size = 1 << 20
+    fds = []
+    for name in ("in", "out"):
+        fd = os.memfd_create(name)
+        os.ftruncate(fd, size)
+        fds.append(fd)
+    c = Conn.open(theirs, fds[0], fds[1], {"arena_size": size, "pool_size": 4096,
+                                           "growth_size": 4096}, None)
+    try:
+        assert c.alloc.size == 4096
+        assert c.alloc_block(4096) == 0
+        assert c.alloc_block(10000) == 4096  # 10048 bytes: grown by 3 x 4096
+        assert c.alloc.size == 4096 + 3 * 4096
+        # the grown part is committed (the server commits the first pool)
+        assert os.fstat(fds[1]).st_blocks * 512 == 3 * 4096
+        with pytest.raises(ArenaFull) as e:
+            c.alloc_block(size)
+        assert str(e.value) == (
+            "Failed to increase the shared memory pool size for key 'oxiserve:%d:out' to "
+            "16384 bytes. If you are running Triton inside docker, use '--shm-size' flag to "
+            "control the shared memory region size. Error: the pool cannot grow past "
+            "1048576 bytes, the size of /dev/shm" % os.getpid())
+        assert c.alloc_block(1000) == 4096 + 10048  # what fits still fits
+    finally:
+        ours.close()
+        theirs.close()
+        os.close(fds[1])

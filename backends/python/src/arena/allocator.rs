@@ -13,7 +13,7 @@ pub fn align_up(n: u64) -> Option<u64> {
 }
 
 /// First-fit allocator over a sorted, coalesced free list. Sizes and offsets
-/// are multiples of [`ALIGN`]; the capacity is fixed at creation. A request
+/// are multiples of [`ALIGN`]; the capacity grows by [`Allocator::grow`]. A request
 /// for 0 bytes gets a block of [`ALIGN`] bytes, so every allocation has its
 /// own offset and must be freed (the stub's `arena.py` does the same).
 #[derive(Debug)]
@@ -23,7 +23,6 @@ pub struct Allocator {
     pub(super) free: Vec<(u64, u64)>,
     /// Live blocks: offset -> len.
     live: HashMap<u64, u64>,
-    used: u64,
 }
 
 impl Allocator {
@@ -38,7 +37,6 @@ impl Allocator {
                 vec![]
             },
             live: HashMap::new(),
-            used: 0,
         }
     }
 
@@ -47,9 +45,25 @@ impl Allocator {
         self.capacity
     }
 
+    /// Extends the capacity to `capacity` bytes (rounded down to [`ALIGN`]);
+    /// a smaller one changes nothing.
+    pub fn grow(&mut self, capacity: u64) {
+        let capacity = capacity & !(ALIGN - 1);
+        if capacity <= self.capacity {
+            return;
+        }
+        let added = capacity - self.capacity;
+        match self.free.last_mut() {
+            Some((offset, len)) if *offset + *len == self.capacity => *len += added,
+            _ => self.free.push((self.capacity, added)),
+        }
+        self.capacity = capacity;
+    }
+
     /// The bytes in live blocks (sizes rounded up to [`ALIGN`]).
+    #[cfg(test)]
     pub fn used(&self) -> u64 {
-        self.used
+        self.live.values().sum()
     }
 
     /// Allocates `n` bytes (at least [`ALIGN`]); `None` when no free range is
@@ -64,7 +78,6 @@ impl Allocator {
             self.free[i] = (offset + len, free - len);
         }
         self.live.insert(offset, len);
-        self.used += len;
         Some(offset)
     }
 
@@ -77,7 +90,6 @@ impl Allocator {
                 "python backend: release of arena offset {offset}, which is not an allocated block"
             ))
         })?;
-        self.used -= len;
         let i = self.free.partition_point(|&(o, _)| o < offset);
         let joins_prev = i > 0 && {
             let (o, l) = self.free[i - 1];

@@ -6,6 +6,7 @@ use oxiserve_types::{Error, ErrorKind, Result};
 use parking_lot::Mutex;
 
 use super::allocator::{Allocator, align_up};
+use super::layout::{ArenaLayout, SHM_DIR, growth_error};
 use super::mapping::Arena;
 
 /// Where a batch's tensors went in arena_in.
@@ -18,18 +19,23 @@ pub struct Block {
 }
 
 /// arena_in: the server allocates and writes, the stub reads and releases.
+/// Its pool grows when a block does not fit.
 pub struct InArena {
     pub(super) arena: Arena,
-    allocator: Mutex<Allocator>,
+    pub(super) allocator: Mutex<Allocator>,
+    key: String,
+    layout: ArenaLayout,
 }
 
 impl InArena {
-    /// A new arena of `size` bytes.
-    pub fn new(name: &str, size: u64) -> Result<Self> {
-        let arena = Arena::new(name, size)?;
+    /// A new arena laid out as `layout` says; `key` names it in errors.
+    pub fn new(key: &str, layout: ArenaLayout) -> Result<Self> {
+        let arena = Arena::pool(key, &layout)?;
         Ok(InArena {
-            allocator: Mutex::new(Allocator::new(arena.size())),
+            allocator: Mutex::new(Allocator::new(layout.pool)),
             arena,
+            key: key.to_string(),
+            layout,
         })
     }
 
@@ -46,7 +52,7 @@ impl InArena {
 
     /// Allocates one block for all `parts` (each starting 64-byte aligned;
     /// empty parts take no room) and copies them in. Fails with
-    /// `ResourceExhausted` when the arena has no room.
+    /// `ResourceExhausted` when the pool has no room and cannot grow.
     pub fn write_block(&self, parts: &[&[u8]]) -> Result<Block> {
         let mut offsets = Vec::with_capacity(parts.len());
         let mut total = 0u64;
@@ -55,11 +61,14 @@ impl InArena {
             total = (part.len() as u64)
                 .checked_add(total)
                 .and_then(align_up)
-                .ok_or_else(|| self.full(u64::MAX))?;
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::ResourceExhausted,
+                        "python backend: the tensors' sizes overflow",
+                    )
+                })?;
         }
-        // The guard must be gone before `full` locks again.
-        let block = self.allocator.lock().alloc(total);
-        let block = block.ok_or_else(|| self.full(total))?;
+        let block = self.alloc(total)?;
         for (part, offset) in parts.iter().zip(&mut offsets) {
             *offset += block;
             // SAFETY: the block was just allocated and is ours alone until the
@@ -72,17 +81,31 @@ impl InArena {
         })
     }
 
-    fn full(&self, needed: u64) -> Error {
-        let allocator = self.allocator.lock();
-        Error::new(
-            ErrorKind::ResourceExhausted,
-            format!(
-                "python backend: the shared-memory arena has no room for {needed} bytes \
-                 ({} of {} bytes in use); raise --backend-config=python,shm-max-byte-size",
-                allocator.used(),
-                allocator.capacity()
-            ),
-        )
+    /// A block of `len` bytes, from the pool as it is or grown for it.
+    fn alloc(&self, len: u64) -> Result<u64> {
+        let mut allocator = self.allocator.lock();
+        if let Some(block) = allocator.alloc(len) {
+            return Ok(block);
+        }
+        let capacity = allocator.capacity();
+        let fail = |why: &str| growth_error(&self.key, capacity, why);
+        let bound = self.arena.size();
+        let grown = self
+            .layout
+            .grown(capacity, len)
+            .unwrap_or(u64::MAX)
+            .min(bound);
+        if grown > capacity {
+            self.arena
+                .commit(capacity, grown - capacity)
+                .map_err(|e| fail(&e.to_string()))?;
+            allocator.grow(grown);
+        }
+        allocator.alloc(len).ok_or_else(|| {
+            fail(&format!(
+                "the pool cannot grow past {bound} bytes, the size of {SHM_DIR}"
+            ))
+        })
     }
 
     /// Frees the block at `offset` (from the stub's `Release`).

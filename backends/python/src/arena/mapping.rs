@@ -1,4 +1,4 @@
-//! An arena's memfd and its shared mapping, and zero-copy views of its blocks.
+//! An arena's file and its shared mapping, and zero-copy views of its blocks.
 
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -8,11 +8,13 @@ use bytes::Bytes;
 use memmap2::{MmapOptions, MmapRaw};
 use oxiserve_types::{Error, ErrorKind, Result};
 
+use super::layout::{ArenaLayout, SHM_DIR, init_error};
+
 /// Called with a block's offset when the last [`Bytes`] view of it is
 /// dropped; the instance queues it for a `Release` frame.
 pub type ReleaseHook = Arc<dyn Fn(u64) + Send + Sync>;
 
-/// A memfd of fixed size mapped shared, read/write, in this process.
+/// A file of fixed size mapped shared, read/write, in this process.
 ///
 /// Safety argument: the mapping is an [`MmapRaw`], so no Rust reference
 /// covers it as a whole. References to parts of it are created only for a
@@ -33,9 +35,11 @@ struct Mapping {
 }
 
 impl Arena {
-    /// Creates a memfd named `name` (shown in `/proc/<pid>/fd`), sized `size`
-    /// bytes and mapped. The fd is close-on-exec: it reaches the stub through
-    /// `SCM_RIGHTS`, not by inheritance.
+    /// Creates a file of `size` bytes, unnamed, in [`SHM_DIR`] (a memfd named
+    /// `name` where that fails), and maps it. The file is sparse: only the
+    /// parts [`Arena::commit`] allocated are ever written. The fd is
+    /// close-on-exec: it reaches the stub through `SCM_RIGHTS`, not by
+    /// inheritance.
     pub fn new(name: &str, size: u64) -> Result<Self> {
         let fail = |what: &str, e: std::io::Error| {
             Error::internal(format!(
@@ -48,8 +52,7 @@ impl Arena {
                 format!("python backend: invalid shared-memory arena size {size}"),
             ));
         }
-        let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)
-            .map_err(|e| fail("create", e.into()))?;
+        let fd = create_file(name).map_err(|e| fail("create", e.into()))?;
         rustix::fs::ftruncate(&fd, size).map_err(|e| fail("size", e.into()))?;
         let map = MmapOptions::new()
             .len(size as usize)
@@ -58,6 +61,35 @@ impl Arena {
         Ok(Arena {
             inner: Arc::new(Mapping { map, fd }),
         })
+    }
+
+    /// An arena laid out as `layout` says, its first pool allocated, under
+    /// `key` in errors.
+    pub fn pool(key: &str, layout: &ArenaLayout) -> Result<Self> {
+        let arena = Self::new(key, layout.size)?;
+        arena
+            .commit(0, layout.pool)
+            .map_err(|e| init_error(key, layout.pool, &e.to_string()))?;
+        Ok(arena)
+    }
+
+    /// Allocates the file's pages for `len` bytes at `offset`, so that
+    /// writing them later cannot fail (a full [`SHM_DIR`] fails here, with
+    /// an error, instead of a `SIGBUS` there).
+    pub fn commit(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        if len == 0 || offset.checked_add(len).is_none_or(|end| end > self.size()) {
+            return Err(std::io::Error::other(format!(
+                "the pool cannot grow past {} bytes, the size of {SHM_DIR}",
+                self.size()
+            )));
+        }
+        rustix::fs::fallocate(
+            &self.inner.fd,
+            rustix::fs::FallocateFlags::empty(),
+            offset,
+            len,
+        )
+        .map_err(Into::into)
     }
 
     /// The size in bytes.
@@ -117,6 +149,15 @@ impl Arena {
             release,
         }))
     }
+}
+
+/// An unnamed file in [`SHM_DIR`], or a memfd where `O_TMPFILE` is not
+/// supported there.
+fn create_file(name: &str) -> rustix::io::Result<OwnedFd> {
+    use rustix::fs::{CWD, Mode, OFlags};
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+    rustix::fs::openat(CWD, SHM_DIR, flags, Mode::from_raw_mode(0o600))
+        .or_else(|_| rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC))
 }
 
 impl Mapping {

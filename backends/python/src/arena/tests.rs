@@ -206,7 +206,7 @@ fn views_release_once_when_the_last_clone_drops() {
 
 #[test]
 fn in_arena_blocks() {
-    let arena = InArena::new("test-in", 1024).unwrap();
+    let arena = InArena::new("test-in", ArenaLayout::bounded(1024, 1024, 1024)).unwrap();
     let a: &[u8] = &[1; 10];
     let b: &[u8] = &[];
     let c: &[u8] = &[3; 64];
@@ -232,8 +232,12 @@ fn in_arena_blocks() {
     let big = vec![7u8; 800];
     let e = arena.write_block(&[&big]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::ResourceExhausted);
-    assert!(e.message.contains("shm-max-byte-size"), "{e}");
-    assert!(e.message.contains("256 of 1024"), "{e}");
+    assert_eq!(
+        e.message,
+        "Failed to increase the shared memory pool size for key 'test-in' to 1024 bytes. If \
+         you are running Triton inside docker, use '--shm-size' flag to control the shared \
+         memory region size. Error: the pool cannot grow past 1024 bytes, the size of /dev/shm"
+    );
 
     arena.release(block.offset).unwrap();
     assert!(arena.release(block.offset).is_err());
@@ -243,4 +247,54 @@ fn in_arena_blocks() {
     arena.release(empty.offset).unwrap();
     arena.release(again.offset).unwrap();
     assert_eq!(arena.used(), 0);
+}
+
+#[test]
+fn in_arena_pool_grows_in_steps_up_to_its_bound() {
+    let arena = InArena::new("test-grow", ArenaLayout::bounded(1024, 512, 8192)).unwrap();
+    let first = arena.write_block(&[&[1u8; 1000]]).unwrap();
+    // 1000 bytes fit the first pool; 1500 more (1536 aligned) need it grown by
+    // 4 x 512 (Triton's rule: growth x (bytes / growth + 1)).
+    let second = arena.write_block(&[&[2u8; 1500]]).unwrap();
+    assert_eq!((first.offset, second.offset), (0, 1024));
+    assert_eq!(arena.allocator.lock().capacity(), 1024 + 4 * 512);
+    assert_eq!(arena.arena.slice(1024, 1500).unwrap(), [2u8; 1500]);
+    // Beyond the bound: Triton's error; what was there stays usable.
+    let e = arena.write_block(&[&vec![3u8; 8000]]).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("Failed to increase the shared memory pool size"),
+        "{e}"
+    );
+    arena.release(first.offset).unwrap();
+    arena.release(second.offset).unwrap();
+    assert_eq!(arena.write_block(&[&[4u8; 2000]]).unwrap().offset, 0);
+}
+
+#[test]
+fn allocator_grows_its_last_free_range() {
+    let mut a = Allocator::new(256);
+    let x = a.alloc(128).unwrap();
+    a.grow(512);
+    assert_eq!(a.free, [(128, 384)]);
+    assert_eq!(a.alloc(384), Some(128));
+    a.grow(640);
+    assert_eq!(a.free, [(512, 128)]);
+    a.grow(100); // smaller: nothing changes
+    assert_eq!(a.capacity(), 640);
+    a.free(x).unwrap();
+    assert_eq!(a.free, [(0, 128), (512, 128)]);
+}
+
+#[test]
+fn layout_is_bounded_by_dev_shm() {
+    let shm = rustix::fs::statvfs("/dev/shm").unwrap();
+    let layout = ArenaLayout::new(1 << 20, 1 << 20, None);
+    assert_eq!(layout.size, shm.f_blocks * shm.f_frsize);
+    assert_eq!(
+        ArenaLayout::new(1 << 20, 1 << 20, Some(4 << 20)).size,
+        4 << 20
+    );
+    assert_eq!(layout.grown(1 << 20, 0), Some(2 << 20));
+    assert_eq!(layout.grown(1 << 20, 3 << 20), Some(5 << 20));
 }

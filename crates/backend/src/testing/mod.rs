@@ -1,8 +1,14 @@
 //! Helpers for backend tests: run requests through a model and collect what
-//! its instance answers, without a server; and the conformance kit every
-//! backend runs ([`conformance`]).
+//! its instance answers, without a server; the conformance kit every
+//! backend runs ([`conformance`]); configurations with parameters; a
+//! runtime library's search checked against its wheel.
 
 pub mod conformance;
+mod library;
+mod parameters;
+
+pub use library::library_found_in_wheel;
+pub use parameters::config_with_parameters;
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 import asyncio
 import json
+import multiprocessing
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -21,6 +22,11 @@ def outputs(response):
         e = response.error()
         return {"error": e.message(), "code": int(e.code())}
     return {t.name(): t.as_numpy().tolist() for t in response.output_tensors()}
+
+
+def pool_add_sub(i):
+    """Run in a worker process the model forked (multiprocessing.Pool)."""
+    return outputs(add_sub_request([i] * 4, [1] * 4).exec())
 
 
 def repeat_request(values, **params):
@@ -98,6 +104,9 @@ class TritonPythonModel:
             rest = [outputs(r) for r in iterator]
             return {"first": got, "rest_count": len(rest),
                     "rest_errors": [r for r in rest if "error" in r]}
+        if mode == "multiprocess":
+            with multiprocessing.Pool(4) as pool:
+                return pool.map(pool_add_sub, range(8))
         if mode == "init_bls":
             return {"init_bls": self.init_bls}
         raise KeyError(mode)
