@@ -106,9 +106,9 @@ fn start_up_prints_the_model_and_option_tables() {
         "{all}"
     );
     let backends = if cfg!(feature = "pytorch") {
-        "identity, onnxruntime, python, pytorch, tokenizer"
+        "identity, onnxruntime, openvino, python, pytorch, tensorflow, tokenizer"
     } else {
-        "identity, onnxruntime, python, tokenizer"
+        "identity, onnxruntime, openvino, python, tensorflow, tokenizer"
     };
     assert!(
         all.contains(&format!(
