@@ -2,6 +2,7 @@
 //! default): the core's checks of outside bytes that otherwise run only
 //! inside [`Server::infer`](crate::Server::infer). Not part of the API.
 
+use oxiserve_backend::BackendResponse;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{InferRequest, Result, Tensor};
 
@@ -27,4 +28,15 @@ pub fn resolve_shared_memory(
         region.write(&mut output.clone())?;
     }
     Ok(())
+}
+
+/// Decodes a response cache entry as the cache does with the bytes a store
+/// (Redis: outside bytes) hands back; the error says what is wrong.
+pub fn decode_cache_entry(bytes: &[u8]) -> std::result::Result<BackendResponse, String> {
+    crate::cache::entry::decode(bytes)
+}
+
+/// A response encoded as the cache stores it.
+pub fn encode_cache_entry(response: &BackendResponse) -> Vec<u8> {
+    crate::cache::entry::encode(response)
 }

@@ -7,7 +7,7 @@ use oxiserve_backend::BackendResponse;
 use oxiserve_types::{DataType, Tensor};
 
 /// `response`'s outputs, encoded.
-pub(super) fn encode(response: &BackendResponse) -> Vec<u8> {
+pub(crate) fn encode(response: &BackendResponse) -> Vec<u8> {
     let size: usize = response
         .outputs
         .iter()
@@ -26,7 +26,7 @@ pub(super) fn encode(response: &BackendResponse) -> Vec<u8> {
 }
 
 /// The response `bytes` encode.
-pub(super) fn decode(bytes: &[u8]) -> Result<BackendResponse, String> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<BackendResponse, String> {
     let mut reader = Reader(bytes);
     let count = reader.u64()?;
     let mut outputs = Vec::new();

@@ -3,7 +3,7 @@
 //! (`--cache-config local,size=N`, or a store outside the core such as
 //! Redis) without executing (see `docs/design/response-cache.md`).
 
-mod entry;
+pub(crate) mod entry;
 mod insert;
 mod key;
 mod local;
