@@ -56,15 +56,6 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def clients(server):
-    both = {"http": httpclient.InferenceServerClient(server.url),
-            "grpc": grpcclient.InferenceServerClient(server.grpc_url)}
-    yield both
-    for c in both.values():
-        c.close()
-
-
-@pytest.fixture(scope="module")
 def http(server):
     with Http(server.url) as h:
         yield h

@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from helpers import Http, expect_still_serving
@@ -79,15 +78,6 @@ def server(tmp_path_factory):
         write_folder(repo, name, data, config)
     with Server(repo, ["--exit-on-error=false"]) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def clients(server):
-    both = {"http": httpclient.InferenceServerClient(server.url),
-            "grpc": grpcclient.InferenceServerClient(server.grpc_url)}
-    yield both
-    for c in both.values():
-        c.close()
 
 
 def _index(clients, how, server):

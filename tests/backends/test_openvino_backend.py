@@ -69,15 +69,6 @@ def server(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="module")
-def clients(server):
-    both = {"http": httpclient.InferenceServerClient(server.url),
-            "grpc": grpcclient.InferenceServerClient(server.grpc_url)}
-    yield both
-    for c in both.values():
-        c.close()
-
-
 def infer(clients, protocol, model, feeds, outputs=None):
     module = MODULES[protocol]
     inputs = []

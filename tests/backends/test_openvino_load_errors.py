@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from helpers import Http, expect_still_serving
@@ -92,15 +91,6 @@ def server(tmp_path_factory):
             add_sub_model(name).write(repo, config)
     with Server(repo, ["--exit-on-error=false"]) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def clients(server):
-    both = {"http": httpclient.InferenceServerClient(server.url),
-            "grpc": grpcclient.InferenceServerClient(server.grpc_url)}
-    yield both
-    for c in both.values():
-        c.close()
 
 
 def _index(clients, how):

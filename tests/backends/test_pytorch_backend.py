@@ -21,6 +21,7 @@ from tritonclient.utils import InferenceServerException
 import pytorch_models as pm
 from helpers import wait_for
 from servers import TARGET, Server, oxiserve_bin
+from tensor_samples import sample
 
 pytestmark = [
     pytest.mark.skipif(TARGET == "triton", reason="the real Triton here has no pytorch backend"),
@@ -87,27 +88,6 @@ def repo(tmp_path_factory):
 def server(repo):
     with Server(repo, ["--exit-on-error=false"]) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def clients(server):
-    both = {"http": httpclient.InferenceServerClient(server.url),
-            "grpc": grpcclient.InferenceServerClient(server.grpc_url)}
-    yield both
-    for c in both.values():
-        c.close()
-
-
-def sample(datatype, shape, seed):
-    """Values every datatype holds exactly (BF16 and FP16 included)."""
-    rng = np.random.default_rng(seed)
-    if datatype == "BOOL":
-        return rng.integers(0, 2, shape).astype(np.bool_)
-    values = rng.integers(0, 8, shape)
-    if datatype in ("FP16", "BF16", "FP32", "FP64"):
-        numpy = {"FP16": np.float16, "FP64": np.float64}.get(datatype, np.float32)
-        return ((values - 4) / 2).astype(numpy)
-    return values.astype(np.dtype(datatype.lower()))
 
 
 def infer(client, protocol, model, feeds, datatypes, outputs=None):
