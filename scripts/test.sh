@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 python3 scripts/check_layout.py
+python3 scripts/check_workspace_hack.py
 # The Python environment first: the PyTorch backend builds against its
 # libtorch (the torch wheel), and Rust tests load ONNX Runtime's library from it.
 scripts/python-env.sh
@@ -31,6 +32,12 @@ scripts/fuzz.sh || status=1
 
 # End-to-end: the debug binaries (oxiserve, oxiserve-perf) over real sockets;
 # the same feature set as above, so nothing compiles twice.
+cargo build --workspace --bins --locked "${features[@]}"
+# The `pip install oxiserve` wheel from the same debug build, for
+# tests/deploy/test_wheel.py. It builds `oxiserve` without PyTorch, sharing
+# every compiled dependency (scripts/check_workspace_hack.py checks that);
+# the second build puts the PyTorch build of oxiserve back, compiling nothing.
+scripts/wheel.sh --dev
 cargo build --workspace --bins --locked "${features[@]}"
 # The end-to-end suite (tests/), then the Python stub's own tests
 # (backends/python/python/tests: the stub driven through its socket and

@@ -6,9 +6,9 @@ on PATH, serves an ONNX model (the environment's onnxruntime library) and a
 Python model (the environment's Python with its numpy); its `oxiserve-perf`
 measures one of them.
 
-The wheel is the newest in target/wheels, built by scripts/wheel.sh, a
-release build of its own (CI, which builds debug only, has none): without a
-wheel the tests skip, saying so."""
+The wheel is the newest in target/wheels, built by scripts/wheel.sh (the
+test command builds it from its debug build with `--dev`): without a wheel
+the tests skip, saying so."""
 
 import os
 import re
@@ -34,7 +34,7 @@ def newest_wheel():
     wheels = sorted((REPO_ROOT / "target/wheels").glob("oxiserve-*.whl"),
                     key=lambda w: w.stat().st_mtime)
     if not wheels:
-        pytest.skip("no wheel in target/wheels: scripts/wheel.sh builds it (a release build)")
+        pytest.skip("no wheel in target/wheels: scripts/wheel.sh builds it")
     return wheels[-1]
 
 
