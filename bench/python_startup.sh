@@ -20,10 +20,12 @@
 #   TARGETS=triton RUNS=2 bench/python_startup.sh       # one side, quick
 #
 # Settings (environment): TARGETS (oxiserve triton), RUNS (5), MODELS (24), SETTLE (2 s),
-# READY_TIMEOUT (120 s), STOP_TIMEOUT (30 s), BUILD (1: cargo build the release oxiserve
-# first; 0: use target/release/oxiserve as it is), OXISERVE_ARGS, TRITON_ARGS (extra server
-# flags), RESULTS (bench/results/python_startup.md). A target that fails to build, start or
-# serve a model is reported in the results (with its log's errors) and not started again.
+# READY_TIMEOUT (120 s), STOP_TIMEOUT (30 s), BUILD (1: cargo build the release oxiserve and,
+# beside it, the PyTorch backend's library first; 0: use target/release as it is; the results
+# say whether the library was there and whether any process mapped libtorch), OXISERVE_ARGS,
+# TRITON_ARGS (extra server flags), RESULTS (bench/results/python_startup.md). A target that
+# fails to build, start or serve a model is reported in the results (with its log's errors) and
+# not started again.
 # Ports: 18370-18372 (oxiserve), 18380-18382 (triton).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +97,8 @@ PY
 }
 
 # tree_mem PID OUT_PREFIX: prints "pss_kb server_pss_kb procs rss_kb shm_mapped memfd_mapped";
-# writes OUT_PREFIX.procs (per command name: processes, PSS) and OUT_PREFIX.shm (mapped names)
+# writes OUT_PREFIX.procs (per command name: processes, PSS), OUT_PREFIX.shm (mapped names) and
+# OUT_PREFIX.libtorch (how many of the processes map libtorch)
 tree_mem() {
   python3 - "$(tree_pids "$1")" "$1" "$2" <<'PY'
 import collections, sys
@@ -103,6 +106,7 @@ pids, root, out = [int(p) for p in sys.argv[1].split()], int(sys.argv[2]), sys.a
 pss = rss = root_pss = procs = 0
 by_comm = collections.defaultdict(lambda: [0, 0])
 shm, memfd = set(), set()
+libtorch = 0
 for p in pids:
     try:
         roll = open(f"/proc/{p}/smaps_rollup").read()
@@ -130,6 +134,7 @@ for p in pids:
         root_pss = kv["Pss"]
     by_comm[comm][0] += 1
     by_comm[comm][1] += kv["Pss"]
+    libtorch += "/libtorch" in maps
     for line in maps.splitlines():
         f = line.split(None, 5)
         if len(f) == 6:
@@ -142,6 +147,8 @@ with open(out + ".procs", "w") as f:
         f.write(f"{comm}\t{n}\t{k}\n")
 with open(out + ".shm", "w") as f:
     f.write("".join(s + "\n" for s in sorted(shm)))
+with open(out + ".libtorch", "w") as f:
+    f.write(f"{libtorch}\n")
 print(pss, root_pss, procs, rss, len(shm), len(memfd))
 PY
 }
@@ -203,7 +210,7 @@ PY
 # --- targets ---------------------------------------------------------------------------------
 build() { # TARGET
   case $1 in
-    oxiserve) if [ "$BUILD" = 1 ]; then cargo build --release --locked --bin oxiserve; fi
+    oxiserve) if [ "$BUILD" = 1 ]; then cargo build --release --locked -p oxiserve -p oxiserve-backend-pytorch; fi
       [ -x target/release/oxiserve ] ;;
     triton) [ -f "$TRITON_SH" ] ;;
   esac
@@ -325,7 +332,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo
   echo '```sh'
   echo "TARGETS=\"$TARGETS\" RUNS=$RUNS MODELS=$MODELS SETTLE=$SETTLE BUILD=$BUILD${OXISERVE_ARGS:+ OXISERVE_ARGS=\"$OXISERVE_ARGS\"}${TRITON_ARGS:+ TRITON_ARGS=\"$TRITON_ARGS\"} bench/python_startup.sh"
-  echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "cargo build --release --locked -p oxiserve -p oxiserve-backend-pytorch$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "# servers, one at a time (\$REPO_*: temporary model repositories, the same files, see below)"
   cmd oxiserve | repo_path
   cmd triton | repo_path
@@ -352,10 +359,11 @@ mkdir -p "$(dirname "$RESULTS")"
     echo "| $t | $(secs "${READY[$t]}") | $(mb "${PSS[$t]}") | $(mb "$(median "$t" server_pss_kb)") | $(median "$t" procs) | $(mb "$(median "$t" rss_kb)") | $(median "$t" shm_new) | $(median "$t" shm_mapped) | $(median "$t" memfd_mapped) | $(median "$t" shm_left) | $(secs "$(median "$t" shutdown_ms)") |"
   done
   echo
-  echo "## Goals (issue 6)"
+  echo "## Goals (issues 6 and 27)"
   echo
   goal "ready time, oxiserve/Triton" "$(ratio "${READY[oxiserve]}" "${READY[triton]}")" 0.2 "1/5"
   goal "memory (PSS sum), oxiserve/Triton" "$(ratio "${PSS[oxiserve]}" "${PSS[triton]}")" 0.33333 "1/3"
+  echo "- the PyTorch backend's library beside the binary (\`target/release/libtriton_pytorch.so\`): $([ -f target/release/libtriton_pytorch.so ] && echo yes || echo no); processes of oxiserve's tree mapping libtorch, per run: $(cat "$WORK"/oxiserve.*.libtorch 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
   echo "- for information, RSS sum (counts every shared page once per process; the issue's 930 MB reference is close to Triton's RSS sum, not its PSS sum), oxiserve/Triton: $(ratio "$(median oxiserve rss_kb)" "$(median triton rss_kb)")"
   echo
   echo "## PSS by process (run 1)"

@@ -10,7 +10,7 @@
 # For each setup:
 #   raw      bench/pytorch/raw_torch.py: forward() under no_grad back to back on a fixed batch
 #            of B = RAW_BATCHES rows for RAW_DURATION seconds; rows/s per B
-#   server   target/release/oxiserve (built with --features pytorch) serving the model twice:
+#   server   target/release/oxiserve (with libtriton_pytorch.so beside it) serving the model twice:
 #            `dyn` (max_batch_size MAX_BATCH, dynamic_batching { max_queue_delay_microseconds:
 #            QUEUE_DELAY_US }) and `nodyn` (max_batch_size MAX_BATCH, no batcher), each with
 #            instance_group [{ count: COUNT, kind: KIND_CPU }] and INTRA_OP_THREAD_COUNT INTRA;
@@ -58,8 +58,8 @@ log() { echo "[$(date +%T)] $*" >&2; }
 if [ "$BUILD" = 1 ]; then
   LIBTORCH="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch"
   export LIBTORCH
-  log "cargo build --release --locked --bin oxiserve --features oxiserve/pytorch"
-  cargo build --release --locked --bin oxiserve --features oxiserve/pytorch
+  log "cargo build --release --locked -p oxiserve -p oxiserve-backend-pytorch"
+  cargo build --release --locked -p oxiserve -p oxiserve-backend-pytorch
 fi
 ensure_perf "$BUILD"
 TORCH=$("$PYTHON" bench/pytorch/make_model.py "$WORK/data")
@@ -141,7 +141,7 @@ done
   echo
   echo '```sh'
   echo "SETUPS=\"$SETUPS\" DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US BUILD=$BUILD bench/pytorch_throughput.sh"
-  echo "LIBTORCH=\$($PYTHON -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/torch cargo build --release --locked --bin oxiserve --features oxiserve/pytorch$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
+  echo "LIBTORCH=\$($PYTHON -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/torch cargo build --release --locked -p oxiserve -p oxiserve-backend-pytorch$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "$PYTHON bench/pytorch/make_model.py \$WORK/data   # model.pt, the request body, torch's answer (\$WORK: the script's temporary folder)"
   echo "# per setup S = COUNTxINTRA: the raw baseline, then a fresh server holding dyn and nodyn (\$WORK/repo-\$S)"

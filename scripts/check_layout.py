@@ -98,8 +98,11 @@ ALLOWED["oxiserve-perf"] = {
 }
 # No code, no workspace crate: dependency features shared by the wheel's build.
 ALLOWED["oxiserve-workspace-hack"] = set()
+# A backend built as a shared library of Triton's C API (a plugin the server
+# opens when one of its models loads) sees what a backend sees.
+ALLOWED["oxiserve-backend-library"] = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
 # Backends (backends/*) see the contract only.
-BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend"}
+BACKEND_ALLOWED = ALLOWED["oxiserve-backend"] | {"oxiserve-backend", "oxiserve-backend-library"}
 # Crates that must stay free of protocol frameworks.
 PROTOCOL_FREE = {
     "oxiserve-types", "oxiserve-proto", "oxiserve-config", "oxiserve-backend", "oxiserve-core",

@@ -18,27 +18,28 @@ scripts/python-env.sh
 scripts/tools.sh
 LIBTORCH="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch"
 export LIBTORCH
-# Every cargo command builds the same feature set, so the workspace compiles once.
-features=(--features oxiserve/pytorch)
-cargo clippy --workspace --all-targets --locked "${features[@]}" -- -D warnings
+# Every cargo command selects the whole workspace (the PyTorch backend's
+# library included), so its dependencies compile once.
+cargo clippy --workspace --all-targets --locked -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --locked --no-fail-fast "${features[@]}" 2>&1 | tee "$log" || status=1
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
 rust=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d %d", p, f }' "$log")
 echo "rust: ${rust% *} passed, ${rust#* } failed"
 # Every decoder of outside bytes, fuzzed briefly (fuzz/, its own workspace).
 scripts/fuzz.sh || status=1
 
-# End-to-end: the debug binaries (oxiserve, oxiserve-perf) over real sockets;
-# the same feature set as above, so nothing compiles twice.
-cargo build --workspace --bins --locked "${features[@]}"
+# End-to-end: the debug binaries (oxiserve, oxiserve-perf) and the PyTorch
+# backend's library beside them (libtriton_pytorch.so) over real sockets;
+# the same selection as above, so nothing compiles twice.
+cargo build --workspace --locked
 # The `pip install oxiserve` wheel from the same debug build, for
-# tests/deploy/test_wheel.py. It builds `oxiserve` without PyTorch, sharing
-# every compiled dependency (scripts/check_workspace_hack.py checks that);
-# the second build puts the PyTorch build of oxiserve back, compiling nothing.
+# tests/deploy/test_wheel.py. It builds `oxiserve` alone, sharing every
+# compiled dependency (scripts/check_workspace_hack.py checks that); the
+# second build puts the workspace's own oxiserve binary back.
 scripts/wheel.sh --dev
-cargo build --workspace --bins --locked "${features[@]}"
+cargo build --workspace --locked
 # The end-to-end suite (tests/), then the Python stub's own tests
 # (backends/python/python/tests: the stub driven through its socket and
 # arenas, no server).

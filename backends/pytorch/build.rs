@@ -1,11 +1,10 @@
-//! Embeds libtorch's lib folder as the rpath of this crate's unit-test binary
-//! and hands it on (as `DEP_OXISERVE_PYTORCH_LIBTORCH_LIB`) to the oxiserve
-//! binary's build script, so both run without LD_LIBRARY_PATH.
+//! Embeds libtorch's lib folder as the rpath of this crate's library
+//! (libtriton_pytorch.so) and unit-test binary, so both find libtorch
+//! without LD_LIBRARY_PATH.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     if let Ok(lib) = std::env::var("DEP_TCH_LIBTORCH_LIB") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
-        println!("cargo:libtorch_lib={lib}");
     }
 }

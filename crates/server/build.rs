@@ -1,10 +1,10 @@
-//! With the `pytorch` feature, embeds libtorch's lib folder (from the
-//! PyTorch backend's build script) as the binary's rpath, so that
-//! `target/*/oxiserve` runs without LD_LIBRARY_PATH.
+//! Exports Triton's C API (`TRITONBACKEND_*`, `TRITONSERVER_*`, defined in
+//! oxiserve-backend-capi) in the binary's dynamic symbol table: the
+//! backend libraries it opens resolve their calls to them.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    if let Ok(lib) = std::env::var("DEP_OXISERVE_PYTORCH_LIBTORCH_LIB") {
-        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{lib}");
+    for pattern in ["TRITONBACKEND_*", "TRITONSERVER_*"] {
+        println!("cargo:rustc-link-arg-bins=-Wl,--export-dynamic-symbol={pattern}");
     }
 }

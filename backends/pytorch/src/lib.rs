@@ -27,6 +27,11 @@ use oxiserve_types::Result;
 
 use crate::model::TorchModel;
 
+// The library's entry points (libtriton_pytorch.so); a unit-test binary has
+// no host to call.
+#[cfg(not(test))]
+oxiserve_backend_library::export_backend!(PyTorchBackend);
+
 /// The backend called `pytorch`.
 #[derive(Debug, Default)]
 pub struct PyTorchBackend;

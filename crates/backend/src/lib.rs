@@ -10,6 +10,7 @@
 mod batch;
 mod contract;
 mod host;
+mod libraries;
 pub mod library_search;
 pub mod metrics;
 mod request;
@@ -23,6 +24,7 @@ pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };
 pub use host::{EventCallback, LoadParameters, ModelHost, NoHost, StreamEvent};
+pub use libraries::{BackendLibraries, BackendQuery};
 pub use oxiserve_trace::Trace;
 pub use request::BackendRequest;
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};

@@ -25,6 +25,13 @@ impl ComputeTiming {
         self.compute_end = Some(Instant::now());
     }
 
+    /// Marks where the computation started and ended as the backend measured
+    /// them itself (a C backend's `TRITONBACKEND_ModelInstanceReportBatchStatistics`).
+    pub fn mark_compute(&mut self, start: Instant, end: Instant) {
+        self.compute_start = Some(start);
+        self.compute_end = Some(end);
+    }
+
     /// The computation goes on after `execute` returns (an instance that
     /// pipelines batches): the batch's timing is recorded when the returned
     /// handle says it ended.

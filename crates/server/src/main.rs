@@ -7,6 +7,7 @@ mod endpoints;
 mod logging;
 mod metrics;
 mod model_table;
+mod plugins;
 mod serve;
 mod server_config;
 mod validate;

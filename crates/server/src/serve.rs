@@ -33,7 +33,6 @@ const INACTIVE_IN_THIS_BUILD: &[(&str, &str)] = &[
         "the Vertex AI endpoint shares the --http-thread-count threads",
     ),
     ("allow-gpu-metrics", "no GPU metrics in this build"),
-    ("backend-directory", "backends are built in"),
 ];
 
 /// Runs the server until it is stopped; returns the process exit status.
@@ -50,7 +49,10 @@ pub fn run(options: &ServerOptions) -> ExitCode {
     for warning in &metrics_warnings {
         log::warn!("{warning}");
     }
-    let backends = match server_config::backends(&options.backend.backend_config) {
+    let backends = match server_config::backends(
+        &options.backend.backend_config,
+        server_config::library_settings(options),
+    ) {
         Ok(backends) => backends,
         Err(e) => {
             log::error!("error: {e}");

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use oxiserve_backend_capi::{BackendSetting, CapiLibraries, CapiSettings};
 use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
 use oxiserve_backend_openvino::{OpenVinoBackend, OpenVinoSettings};
 use oxiserve_backend_python::{PythonBackend, PythonSettings};
@@ -14,6 +15,7 @@ use oxiserve_core::{
 use crate::{
     cli::{ServerOptions, resources::RateLimiterOptions, values},
     metrics::MetricsSettings,
+    plugins,
 };
 
 /// The core's settings from the command line.
@@ -70,17 +72,13 @@ fn rate_limiter(options: &RateLimiterOptions) -> Option<RateLimiterSettings> {
     Some(RateLimiterSettings { resources })
 }
 
-/// Every backend built into this binary, with its `--backend-config` settings.
-pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, String> {
-    for setting in settings {
-        if let Some(backend) = setting.backend.as_deref().filter(|b| !BUILT_IN.contains(b)) {
-            log::warn!(
-                "--backend-config={backend},{}={}: no backend '{backend}' in this build; ignored",
-                setting.setting,
-                setting.value
-            );
-        }
-    }
+/// Every backend built into this binary, with its `--backend-config`
+/// settings, and Triton's backend libraries (`libtriton_<name>.so`) for
+/// the other names, found as `libraries` says.
+pub fn backends(
+    settings: &[values::BackendConfig],
+    libraries: CapiSettings,
+) -> Result<BackendRegistry, String> {
     let python = PythonSettings::from_pairs(
         settings
             .iter()
@@ -125,19 +123,29 @@ pub fn backends(settings: &[values::BackendConfig]) -> Result<BackendRegistry, S
     backends.register(Arc::new(OpenVinoBackend::new(openvino)));
     backends.register(Arc::new(TfBackend::new(tensorflow)));
     backends.register(Arc::new(oxiserve_backend_tokenizer::TokenizerBackend));
-    #[cfg(feature = "pytorch")]
-    backends.register(Arc::new(oxiserve_backend_pytorch::PyTorchBackend));
+    let libraries = Arc::new(CapiLibraries::new(libraries));
+    plugins::register(&mut backends, &libraries);
+    backends.set_libraries(libraries);
     Ok(backends)
 }
 
-/// The backends `backends` registers.
-const BUILT_IN: &[&str] = &[
-    "identity",
-    "onnxruntime",
-    "openvino",
-    "python",
-    "tensorflow",
-    "tokenizer",
-    #[cfg(feature = "pytorch")]
-    "pytorch",
-];
+/// Where and how backend libraries are loaded: `--backend-directory`, every
+/// `--backend-config` (a library's own and the global ones), and whether
+/// configurations are auto-completed.
+pub fn library_settings(options: &ServerOptions) -> CapiSettings {
+    CapiSettings {
+        backend_directory: options.backend.backend_directory.clone(),
+        backend_config: options
+            .backend
+            .backend_config
+            .iter()
+            .map(|s| BackendSetting {
+                backend: s.backend.clone(),
+                setting: s.setting.clone(),
+                value: s.value.clone(),
+            })
+            .collect(),
+        auto_complete: !options.repository.strict_model_config,
+        min_compute_capability: options.memory.min_supported_compute_capability,
+    }
+}

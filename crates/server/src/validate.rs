@@ -6,7 +6,8 @@
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
-use oxiserve_backend::{ModelContext, NoHost};
+use oxiserve_backend::{BackendQuery, ModelContext, NoHost};
+use oxiserve_backend_capi::CapiSettings;
 use oxiserve_core::{
     BackendRegistry, RepositorySync,
     repository::{ModelSpec, ScanOptions, scan},
@@ -17,7 +18,7 @@ use crate::server_config;
 
 /// Checks `repositories` and reports on standard output.
 pub fn run(repositories: &[PathBuf]) -> ExitCode {
-    let backends = match server_config::backends(&[]) {
+    let backends = match server_config::backends(&[], CapiSettings::default()) {
         Ok(backends) => backends,
         Err(message) => {
             println!("error: {message}");
@@ -94,15 +95,24 @@ fn local_copies(repositories: &[PathBuf]) -> Result<Localized, String> {
     Ok(localized)
 }
 
-/// What the model's backend finds wrong with each version's files.
+/// What the model's backend finds wrong with each version's files (or why
+/// the backend a version needs cannot load).
 fn backend_problems(backends: &BackendRegistry, spec: &ModelSpec) -> Vec<String> {
-    let Some(backend) = backends.get(&spec.config.backend) else {
-        return Vec::new();
-    };
     let config = Arc::new(spec.config.clone());
     spec.versions
         .iter()
         .filter_map(|version| {
+            let query = BackendQuery {
+                backend: &config.backend,
+                runtime: &config.runtime,
+                model_name: &spec.dir.name,
+                model_path: &spec.dir.path,
+                version_path: Some(&version.path),
+            };
+            let backend = match backends.get(&query) {
+                Ok(backend) => backend?,
+                Err(e) => return Some(format!("version {}: {}", version.version, e.message)),
+            };
             let context = ModelContext {
                 name: spec.dir.name.clone(),
                 version: version.version,

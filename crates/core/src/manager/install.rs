@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use oxiserve_backend::ModelContext;
+use oxiserve_backend::{BackendQuery, ModelContext};
 use oxiserve_config::platform::ENSEMBLE_PLATFORM;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{Error, ErrorKind, Result};
@@ -367,7 +367,14 @@ impl ModelManager {
             let cache = self.inner.response_cache.clone();
             return LoadedModel::ensemble(context, steps, &stats, cache);
         }
-        let backend = self.inner.backends.get(&config.backend).ok_or_else(|| {
+        let query = BackendQuery {
+            backend: &config.backend,
+            runtime: &config.runtime,
+            model_name: &context.name,
+            model_path: &context.model_path,
+            version_path: Some(&context.version_path),
+        };
+        let backend = self.inner.backends.get(&query)?.ok_or_else(|| {
             Error::new(
                 ErrorKind::Unsupported,
                 format!(

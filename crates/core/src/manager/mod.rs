@@ -227,12 +227,14 @@ impl ModelManager {
     }
 
     /// Takes every model out of the table; each unloads after its queued
-    /// requests finish.
+    /// requests finish. Backend libraries are finalized once the last of
+    /// their models is gone.
     pub fn shutdown(&self) {
         for (_, entry) in self.inner.models.take_all() {
             for model in entry.loaded() {
                 model.shutdown();
             }
         }
+        self.inner.backends.shutdown();
     }
 }

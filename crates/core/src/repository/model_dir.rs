@@ -5,7 +5,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use oxiserve_backend::AutoCompleteContext;
+use oxiserve_backend::{AutoCompleteContext, BackendQuery};
 use oxiserve_config::{
     ConfigError, ModelConfig, ModelFolder, ParsedConfig, VersionContents, complete_config_with,
     parse_config, parse_version_folder,
@@ -170,18 +170,31 @@ fn read_folder(dir: &ModelDir, options: &ScanOptions) -> Result<ModelSpec, ReadF
     };
     let backend_error = std::cell::RefCell::new(None);
     let backend_complete = |config: ModelConfig| -> Result<ModelConfig, ConfigError> {
-        let backend = options
-            .backends
-            .as_ref()
-            .filter(|_| options.auto_complete)
-            .and_then(|backends| backends.get(&config.backend));
-        let Some(backend) = backend else {
+        let Some(backends) = options.backends.as_ref().filter(|_| options.auto_complete) else {
             return Ok(config);
         };
         let context = AutoCompleteContext {
             name: dir.name.clone(),
             model_path: dir.path.clone(),
             version_path: available.last().map(|v| dir.path.join(v.to_string())),
+        };
+        let query = BackendQuery {
+            backend: &config.backend,
+            runtime: &config.runtime,
+            model_name: &context.name,
+            model_path: &context.model_path,
+            version_path: context.version_path.as_deref(),
+        };
+        let backend = match backends.get(&query) {
+            Ok(Some(backend)) => backend,
+            Ok(None) => return Ok(config),
+            // Each version's load reports the missing library, as Triton
+            // does; it is the model's error only if the configuration
+            // needed the backend to complete it.
+            Err(e) => {
+                backend_error.replace(Some(ConfigError::whole(e.message)));
+                return Ok(config);
+            }
         };
         backend.auto_complete(&context, config).map_err(|e| {
             // The backend's own words, not a place in config.pbtxt.
