@@ -2,8 +2,9 @@
 # OpenVINO backend throughput: oxiserve (`backend: "openvino"`, dynamic batching) against raw
 # OpenVINO (Python InferRequest.infer, back to back, same wheel, same NUM_STREAMS) in the same run.
 #
-# Model: bench/onnx/make_models.py's mlp (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256],
-# 6.8 MFLOP/row), converted to OpenVINO IR (model.xml + model.bin) with openvino.convert_model.
+# Model (MODEL): bench/onnx/make_models.py's mlp (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256],
+# 6.8 MFLOP/row) or encoder (X FP32 [N,64,256] -> 2 transformer encoder blocks -> Y [N,64,256]),
+# converted to OpenVINO IR (model.xml + model.bin) with openvino.convert_model.
 # Setups (SETUPS): COUNT instances (server: instance_group count COUNT, NUM_STREAMS COUNT;
 # raw: COUNT infer requests on one compiled model with NUM_STREAMS COUNT, one Python thread each).
 #   raw      bench/openvino/raw_ov.py: rows/s per batch size in RAW_BATCHES; the best = "raw"
@@ -14,9 +15,10 @@
 # Raw and server runs alternate RUNS times; medians. Results: bench/results/openvino_throughput.md.
 #
 #   bench/openvino_throughput.sh
+#   MODEL=encoder bench/openvino_throughput.sh      # results: bench/results/openvino_throughput_encoder.md
 #   BUILD=0 RUNS=1 DURATION=3s RAW_DURATION=2 RESULTS=/tmp/ov.md bench/openvino_throughput.sh
 #
-# Settings (environment): SETUPS (1 2), RUNS (3), DURATION (5s), WARMUP (2s), RAW_DURATION (3),
+# Settings (environment): MODEL (mlp), SETUPS (1 2), RUNS (3), DURATION (5s), WARMUP (2s), RAW_DURATION (3),
 # RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), BUILD (1),
 # OXISERVE_BIN (target/release/oxiserve), PYTHON (.venv/bin/python), RESULTS. Ports: 18450-18452.
 set -euo pipefail
@@ -34,9 +36,17 @@ QUEUE_DELAY_US=${QUEUE_DELAY_US:-1000}
 BUILD=${BUILD:-1}
 OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
-RESULTS=${RESULTS:-bench/results/openvino_throughput.md}
+M=${MODEL:-mlp}
+case $M in
+  mlp) DIMS_IN="1024" DIMS_OUT="256"
+    ABOUT="The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row)"
+    RESULTS=${RESULTS:-bench/results/openvino_throughput.md} ;;
+  encoder) DIMS_IN="64, 256" DIMS_OUT="64, 256"
+    ABOUT="The encoder of \`bench/onnx/make_models.py\` (X FP32 [N,64,256] pre-embedded tokens -> 2 transformer encoder blocks, 4 heads, FFN 1024 -> Y [N,64,256]; 64 KB in and out per row)"
+    RESULTS=${RESULTS:-bench/results/openvino_throughput_encoder.md} ;;
+  *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
+esac
 PORT=18450
-M=mlp
 
 WORK=$(mktemp -d -t openvino-throughput-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
@@ -65,8 +75,8 @@ model_repo() { # COUNT -> repository folder
 name: "$M"
 backend: "openvino"
 max_batch_size: $MAX_BATCH
-input [ { name: "X", data_type: TYPE_FP32, dims: [ 1024 ] } ]
-output [ { name: "Y", data_type: TYPE_FP32, dims: [ 256 ] } ]
+input [ { name: "X", data_type: TYPE_FP32, dims: [ $DIMS_IN ] } ]
+output [ { name: "Y", data_type: TYPE_FP32, dims: [ $DIMS_OUT ] } ]
 dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }
 instance_group [ { count: $1, kind: KIND_CPU } ]
 parameters { key: "NUM_STREAMS" value: { string_value: "$1" } }
@@ -118,7 +128,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
 {
   echo "# OpenVINO backend: oxiserve with dynamic batching vs raw OpenVINO (KServe v2 over HTTP)"
   echo
-  echo "The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row), converted to OpenVINO IR, served by oxiserve's \`openvino\` backend with dynamic batching, one row per request, against the same IR run by OpenVINO's Python runtime directly (\`InferRequest.infer\` back to back, same wheel, same NUM_STREAMS, best batch size), in the same run. Goal: server >= 0.90 of raw."
+  echo "$ABOUT, converted to OpenVINO IR, served by oxiserve's \`openvino\` backend with dynamic batching, one row per request, against the same IR run by OpenVINO's Python runtime directly (\`InferRequest.infer\` back to back, same wheel, same NUM_STREAMS, best batch size), in the same run. Goal: server >= 0.90 of raw."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), Linux $(uname -r); CPUs busy with other work before the last setup: ${BUSY:-?} (a shared machine: other engineers were building). oxiserve-perf and the server share the CPUs; raw runs alone (the server idles meanwhile)."
   echo "- Server loaded \`$(sed "s|$PWD/||" <<<"${LIBRARY:-?}")\`; raw: ${RAW_VERSION:-?} ($(pyver "$PYTHON"))."
@@ -138,7 +148,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
   echo "## Command"
   echo
   echo '```sh'
-  echo "SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US BUILD=$BUILD bench/openvino_throughput.sh"
+  echo "MODEL=$M SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US BUILD=$BUILD bench/openvino_throughput.sh"
   echo '```'
   echo
   echo "Server config (setup ${SETUPS%% *}):"

@@ -6,6 +6,7 @@ ModelInstanceExecute fails that request only, and an error response fails
 one request of a batch while the rest of it is answered."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -128,17 +129,43 @@ def _counts(client, model):
             int(stats.get("execution_count", 0)))
 
 
+def _settled_counts(client, model):
+    """The counts once no request of an earlier test is still being counted:
+    a request's success is counted when its execution ends, which may be just
+    after its client has the response (as in Triton, where a backend reports
+    statistics after sending)."""
+    counts = _counts(client, model)
+    for _ in range(50):
+        time.sleep(0.1)
+        again = _counts(client, model)
+        if again == counts:
+            return counts
+        counts = again
+    return counts
+
+
+def _counts_reaching(client, model, before, want):
+    """The counts once (success, fail) grew by `want` since `before` (or
+    after 10 s, whatever they are then)."""
+    deadline = time.monotonic() + 10
+    while True:
+        counts = _counts(client, model)
+        if (counts[0] - before[0], counts[1] - before[1]) == want or time.monotonic() > deadline:
+            return counts
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("how", ["http", "grpc"])
 def test_c_api_execute_error_fails_that_request(clients, how):
     """ModelInstanceExecute returns an error: its request fails with the
     message (the host answers it), and the next request succeeds."""
     client = clients[how]
-    before = _counts(clients["http"], "fail_execute")
+    before = _settled_counts(clients["http"], "fail_execute")
     _expect_error(lambda: client.infer("fail_execute", _x(how, 13)), how, "500",
                   "erring: ModelInstanceExecute failed as asked on 13")
     result = client.infer("fail_execute", _x(how, 4))
     assert result.as_numpy("Y").tolist() == [[8]]
-    success, fail, _ = _counts(clients["http"], "fail_execute")
+    success, fail, _ = _counts_reaching(clients["http"], "fail_execute", before, (1, 1))
     assert (success - before[0], fail - before[1]) == (1, 1)
 
 
@@ -146,7 +173,7 @@ def test_c_api_error_response_for_one_request_of_a_batch(server, clients):
     """Concurrent requests are batched; the one with a negative X gets an
     INVALID_ARG error response from the backend, the others their answers."""
     values = [1, 2, -3, 4, 5, 6]
-    before = _counts(clients["http"], "per_request")
+    before = _settled_counts(clients["http"], "per_request")
     outcomes = {}
 
     def send(value):
@@ -167,7 +194,7 @@ def test_c_api_error_response_for_one_request_of_a_batch(server, clients):
         **{v: [[2 * v]] for v in values if v >= 0},
         -3: ("400", "erring: X must not be negative, got -3"),
     }
-    success, fail, executions = _counts(clients["http"], "per_request")
+    success, fail, executions = _counts_reaching(clients["http"], "per_request", before, (5, 1))
     assert (success - before[0], fail - before[1]) == (5, 1)
     assert executions - before[2] < len(values)
 

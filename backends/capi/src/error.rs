@@ -73,6 +73,22 @@ pub unsafe fn arg<'a, T>(ptr: *const T, name: &str) -> Result<&'a T> {
     unsafe { ptr.as_ref() }.ok_or_else(|| null_argument(name))
 }
 
+/// The `count` dimensions at `shape` (which may be null when there are
+/// none), or Triton's error for a null argument `shape`.
+///
+/// # Safety
+/// `shape` is null or points to `count` readable `i64`s.
+pub unsafe fn shape_arg(shape: *const i64, count: usize) -> Result<Vec<i64>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if shape.is_null() {
+        return Err(null_argument("shape"));
+    }
+    // SAFETY: non-null, and the caller gives `count` dimensions there.
+    Ok(unsafe { std::slice::from_raw_parts(shape, count) }.to_vec())
+}
+
 /// Writes `value` through the out-argument `out`, or returns Triton's error
 /// for a null argument `name`.
 ///

@@ -6,7 +6,7 @@
 use std::{collections::HashMap, ffi::CString, sync::Arc};
 
 use bytes::Bytes;
-use oxiserve_backend::BackendRequest;
+use oxiserve_backend::{BackendRequest, REQUEST_FIELD_PARAMETERS};
 use oxiserve_types::{DataType, ParameterValue, Tensor};
 use parking_lot::Mutex;
 
@@ -18,17 +18,6 @@ use crate::{
     sink::SharedSink,
     state::StateHandle,
 };
-
-/// Request parameters that are request fields in Triton (correlation id,
-/// flags, priority, timeout): backends do not see them as parameters.
-const REQUEST_FIELDS: &[&str] = &[
-    "sequence_id",
-    "sequence_start",
-    "sequence_end",
-    "priority",
-    "timeout",
-    "binary_data_output",
-];
 
 /// A request's correlation id.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,7 +109,7 @@ impl RequestHandle {
                 .unwrap_or(0),
             parameters: parameters
                 .iter()
-                .filter(|(name, _)| !REQUEST_FIELDS.contains(&name.as_str()))
+                .filter(|(name, _)| !REQUEST_FIELD_PARAMETERS.contains(&name.as_str()))
                 .map(|(name, value)| ParameterHandle::new(name, CValue::of(value)))
                 .collect(),
             inputs: request.inputs.into_iter().map(InputHandle::of).collect(),

@@ -12,7 +12,13 @@
 //! `/proc/self/fd/N`), so no file needs installing and no environment
 //! variable setting.
 
-use std::{ffi::CString, fs::File, io::Write, os::fd::FromRawFd, sync::OnceLock};
+use std::{
+    ffi::CString,
+    fs::File,
+    io::Write,
+    os::fd::{FromRawFd, IntoRawFd},
+    sync::OnceLock,
+};
 
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
 
@@ -59,5 +65,24 @@ fn load(name: &str, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| failed(crate::ffi::dl_message(&e)))?;
     // Never unloaded: backend libraries that need it may stay loaded as long.
     library.into_raw();
+    // Nor is its file closed: the loader knows the object by its path, so
+    // the next stand-in, given the same descriptor number, would be taken
+    // for this one and never loaded.
+    let _ = file.into_raw_fd();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_sonames_are_loaded() {
+        provide_libtritonserver().unwrap();
+        for (name, _) in STAND_INS {
+            // SAFETY: RTLD_NOLOAD only looks the name up among loaded objects.
+            let found = unsafe { Library::open(Some(name), RTLD_NOW | libc::RTLD_NOLOAD) };
+            assert!(found.is_ok(), "{name} is not loaded");
+        }
+    }
 }

@@ -85,13 +85,16 @@ impl Setup {
     }
 }
 
+/// Compiles tests/c/`source` into `library`, with the declarations and
+/// helpers the end-to-end tests' C backends share (tests/backends/c_api/).
 fn compile(source: &str, library: &Path) {
     std::fs::create_dir_all(library.parent().unwrap()).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(source);
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = crate_dir.join("tests/c").join(source);
     let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-I"])
+        .arg(crate_dir.join("../../tests/backends/c_api"))
+        .arg("-o")
         .arg(library)
         .arg(&source)
         .status()

@@ -1,6 +1,7 @@
 //! Between oxiserve's requests and responses and their wire form.
 
 use bytes::Bytes;
+use oxiserve_backend::REQUEST_FIELD_PARAMETERS;
 use oxiserve_types::{
     Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Result, Tensor,
 };
@@ -14,17 +15,6 @@ use crate::{
 /// Triton's request flags for `pb_utils.InferenceRequest.flags()`.
 const SEQUENCE_START: u32 = 1;
 const SEQUENCE_END: u32 = 2;
-
-/// Parameters Triton turns into request fields: models don't see them as
-/// parameters.
-const RESERVED: &[&str] = &[
-    "sequence_id",
-    "sequence_start",
-    "sequence_end",
-    "priority",
-    "timeout",
-    "binary_data_output",
-];
 
 /// The wire form of `request`, whose input tensors are at `offsets` in arena_in.
 pub(crate) fn wire_request(
@@ -59,7 +49,7 @@ pub(crate) fn wire_request(
         flags: flag("sequence_start", SEQUENCE_START) | flag("sequence_end", SEQUENCE_END),
         correlation,
         request_id: request.id.clone(),
-        parameters_json: parameters_json(&request.parameters, RESERVED)
+        parameters_json: parameters_json(&request.parameters, REQUEST_FIELD_PARAMETERS)
             .unwrap_or_else(|| "{}".into()),
         timeout_us,
         inputs: descriptors(&request.inputs, offsets),

@@ -26,6 +26,6 @@ pub use contract::{
 pub use host::{EventCallback, LoadParameters, ModelHost, NoHost, StreamEvent};
 pub use libraries::{BackendLibraries, BackendQuery};
 pub use oxiserve_trace::Trace;
-pub use request::BackendRequest;
+pub use request::{BackendRequest, REQUEST_FIELD_PARAMETERS};
 pub use sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
 pub use timing::{BatchEnd, ComputeTiming};

@@ -5,6 +5,18 @@ use oxiserve_types::{InferRequest, Tensor};
 
 use crate::sink::ResponseSink;
 
+/// Request parameters that Triton makes request fields (correlation id,
+/// sequence flags, priority, timeout, output encoding): backends never see
+/// them as parameters.
+pub const REQUEST_FIELD_PARAMETERS: &[&str] = &[
+    "sequence_id",
+    "sequence_start",
+    "sequence_end",
+    "priority",
+    "timeout",
+    "binary_data_output",
+];
+
 /// A validated request: inputs already checked against the model's
 /// configuration (and reshaped as it says), the outputs to produce resolved,
 /// and the sink to answer through.

@@ -1,5 +1,5 @@
-/* Small helpers the test backends share: error handling, the model
- * configuration as text, reading an input into one buffer, writing an
+/* Small helpers the test backends share: error handling, model state, the
+ * model configuration as text, reading an input into one buffer, writing an
  * output, answering a request with an error, clocks. */
 #ifndef OXI_TEST_BACKEND_UTIL_H
 #define OXI_TEST_BACKEND_UTIL_H
@@ -68,6 +68,34 @@ static inline TRITONSERVER_Error* check_api_version(const char* backend)
         backend, TRITONBACKEND_API_VERSION_MAJOR,
         TRITONBACKEND_API_VERSION_MINOR, major, minor);
   return NULL;
+}
+
+/* Makes `state` (one allocation) the model's state; frees it when the host
+ * refuses. */
+static inline TRITONSERVER_Error* set_model_state(
+    TRITONBACKEND_Model* model, void* state)
+{
+  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
+  if (err != NULL) free(state);
+  return err;
+}
+
+/* Frees the model's state (one allocation): a TRITONBACKEND_ModelFinalize. */
+static inline TRITONSERVER_Error* free_model_state(TRITONBACKEND_Model* model)
+{
+  void* state;
+  TRY(TRITONBACKEND_ModelState(model, &state));
+  free(state);
+  return NULL;
+}
+
+/* The state of the model that `instance` belongs to. */
+static inline TRITONSERVER_Error* instance_model_state(
+    TRITONBACKEND_ModelInstance* instance, void** state)
+{
+  TRITONBACKEND_Model* model;
+  TRY(TRITONBACKEND_ModelInstanceModel(instance, &model));
+  return TRITONBACKEND_ModelState(model, state);
 }
 
 /* The model configuration JSON as a NUL-terminated string the caller frees. */

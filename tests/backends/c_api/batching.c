@@ -101,8 +101,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
     char delay[32];
     if (config_parameter(config, "execute_delay_ms", delay, sizeof delay) == 0)
       state->delay_ms = atol(delay);
-    err = TRITONBACKEND_ModelSetState(model, state);
-    if (err != NULL) free(state);
+    err = set_model_state(model, state);
   }
   free(config);
   return err;
@@ -110,10 +109,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
 
 TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
 {
-  void* state;
-  TRY(TRITONBACKEND_ModelState(model, &state));
-  free(state);
-  return NULL;
+  return free_model_state(model);
 }
 
 /* One request of the batch: its inputs, where its rows start in the batch
@@ -170,10 +166,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(
     const uint32_t request_count)
 {
   const uint64_t exec_start = now_ns();
-  TRITONBACKEND_Model* model;
   struct model_state* state;
-  TRY(TRITONBACKEND_ModelInstanceModel(instance, &model));
-  TRY(TRITONBACKEND_ModelState(model, (void**)&state));
+  TRY(instance_model_state(instance, (void**)&state));
 
   struct item* items = calloc(request_count, sizeof *items);
   uint64_t total = 0, rows = 0;

@@ -36,7 +36,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
   if (config_parameter(config, "response_delay_ms", delay, sizeof delay) == 0)
     state->delay_ms = atol(delay);
   free(config);
-  return TRITONBACKEND_ModelSetState(model, state);
+  return set_model_state(model, state);
 }
 
 /* Waits for the model's streams to finish: they use its state. */
@@ -150,10 +150,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
     const uint32_t request_count)
 {
-  TRITONBACKEND_Model* model;
   struct model_state* state;
-  TRY(TRITONBACKEND_ModelInstanceModel(instance, &model));
-  TRY(TRITONBACKEND_ModelState(model, (void**)&state));
+  TRY(instance_model_state(instance, (void**)&state));
   for (uint32_t r = 0; r < request_count; r++) {
     const uint64_t start = now_ns();
     TRITONBACKEND_Request* request = requests[r];

@@ -61,17 +61,12 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
   struct model_state* state = calloc(1, sizeof *state);
   state->fail_execute = strcmp(fail_at, "ModelInstanceExecute") == 0;
   state->delay_ms = atol(delay);
-  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
-  if (err != NULL) free(state);
-  return err;
+  return set_model_state(model, state);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
 {
-  void* state;
-  TRY(TRITONBACKEND_ModelState(model, &state));
-  free(state);
-  return NULL;
+  return free_model_state(model);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(
@@ -124,10 +119,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
     const uint32_t request_count)
 {
-  TRITONBACKEND_Model* model;
   struct model_state* state;
-  TRY(TRITONBACKEND_ModelInstanceModel(instance, &model));
-  TRY(TRITONBACKEND_ModelState(model, (void**)&state));
+  TRY(instance_model_state(instance, (void**)&state));
   if (state->fail_execute && asks_to_fail(requests, request_count))
     return errorf(
         TRITONSERVER_ERROR_INTERNAL,

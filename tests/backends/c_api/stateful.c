@@ -112,27 +112,20 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model)
   pthread_mutex_lock(&backend_state->lock);
   state->index = ++backend_state->models_initialized;
   pthread_mutex_unlock(&backend_state->lock);
-  TRITONSERVER_Error* err = TRITONBACKEND_ModelSetState(model, state);
-  if (err != NULL) free(state);
-  return err;
+  return set_model_state(model, state);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model)
 {
-  void* state;
-  TRY(TRITONBACKEND_ModelState(model, &state));
-  free(state);
-  return NULL;
+  return free_model_state(model);
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(
     TRITONBACKEND_ModelInstance* instance)
 {
-  TRITONBACKEND_Model* model;
-  TRY(TRITONBACKEND_ModelInstanceModel(instance, &model));
   struct instance_state* state = calloc(1, sizeof *state);
   TRITONSERVER_Error* err =
-      TRITONBACKEND_ModelState(model, (void**)&state->model);
+      instance_model_state(instance, (void**)&state->model);
   if (err == NULL) err = TRITONBACKEND_ModelInstanceSetState(instance, state);
   if (err != NULL) free(state);
   return err;

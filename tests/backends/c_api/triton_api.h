@@ -27,6 +27,7 @@ typedef struct TRITONBACKEND_ResponseFactory TRITONBACKEND_ResponseFactory;
 typedef struct TRITONBACKEND_Input TRITONBACKEND_Input;
 typedef struct TRITONBACKEND_Output TRITONBACKEND_Output;
 typedef struct TRITONBACKEND_MemoryManager TRITONBACKEND_MemoryManager;
+typedef struct TRITONBACKEND_State TRITONBACKEND_State;
 
 /* Tensor element types, in the order of the ABI (INVALID is 0). */
 typedef enum TRITONSERVER_datatype_enum {
@@ -271,6 +272,19 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(
     TRITONBACKEND_ResponseFactory* factory, const uint32_t send_flags);
 TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
     TRITONBACKEND_ResponseFactory* factory, bool* is_cancelled);
+
+/* Implicit state of a sequence (the configuration's sequence_batching
+ * state): the next request's state input. */
+TRITONSERVER_Error* TRITONBACKEND_StateNew(
+    TRITONBACKEND_State** state, TRITONBACKEND_Request* request,
+    const char* name, const TRITONSERVER_DataType datatype,
+    const int64_t* shape, const uint32_t dims_count);
+TRITONSERVER_Error* TRITONBACKEND_StateBuffer(
+    TRITONBACKEND_State* state, void** buffer,
+    const uint64_t buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
+    int64_t* memory_type_id);
+/* Makes the state's buffer the state of the sequence's next request. */
+TRITONSERVER_Error* TRITONBACKEND_StateUpdate(TRITONBACKEND_State* state);
 
 /* ---- The entry points a backend library exports ---- */
 

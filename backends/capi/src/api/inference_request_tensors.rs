@@ -8,10 +8,19 @@ use oxiserve_types::{Error, ErrorKind, Result};
 use super::inference_request::{text, with};
 use crate::{
     buffer::BufferAttributesHandle,
-    error::{ErrorHandle, arg},
+    error::{ErrorHandle, arg, shape_arg},
     ffi::{MEMORY_GPU, data_type, null_argument},
     inference_request::{InferenceRequestHandle, InputData},
 };
+
+/// Runs `f` on the request and the tensor name `name` points to.
+fn with_name(
+    inference_request: *mut InferenceRequestHandle,
+    name: *const c_char,
+    f: impl FnOnce(&mut InferenceRequestHandle, &str) -> Result<()>,
+) -> *mut ErrorHandle {
+    with(inference_request, |r| f(r, text(name, "name")?))
+}
 
 /// `TRITONSERVER_InferenceRequestAddInput`.
 #[unsafe(no_mangle)]
@@ -22,8 +31,7 @@ pub extern "C" fn TRITONSERVER_InferenceRequestAddInput(
     shape: *const i64,
     dim_count: u64,
 ) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        let name = text(name, "name")?;
+    with_name(inference_request, name, |r, name| {
         if r.inputs.iter().any(|i| i.name == name) {
             return Err(Error::invalid_arg(format!(
                 "{}input '{name}' already exists in request",
@@ -32,14 +40,8 @@ pub extern "C" fn TRITONSERVER_InferenceRequestAddInput(
         }
         let dtype = data_type(datatype)
             .ok_or_else(|| Error::invalid_arg(format!("input '{name}' has no valid datatype")))?;
-        let shape = if dim_count == 0 {
-            Vec::new()
-        } else if shape.is_null() {
-            return Err(null_argument("shape"));
-        } else {
-            // SAFETY: the caller gives `dim_count` dimensions at `shape`.
-            unsafe { std::slice::from_raw_parts(shape, dim_count as usize) }.to_vec()
-        };
+        // SAFETY: the caller gives `dim_count` dimensions at `shape`.
+        let shape = unsafe { shape_arg(shape, dim_count as usize) }?;
         r.inputs.push(InputData {
             name: name.to_string(),
             dtype,
@@ -71,8 +73,7 @@ pub extern "C" fn TRITONSERVER_InferenceRequestRemoveInput(
     inference_request: *mut InferenceRequestHandle,
     name: *const c_char,
 ) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        let name = text(name, "name")?;
+    with_name(inference_request, name, |r, name| {
         r.input_mut(name)?;
         r.inputs.retain(|i| i.name != name);
         Ok(())
@@ -117,35 +118,22 @@ fn append(
     Ok(())
 }
 
-/// `TRITONSERVER_InferenceRequestAppendInputData`: the bytes are copied.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONSERVER_InferenceRequestAppendInputData(
-    inference_request: *mut InferenceRequestHandle,
-    name: *const c_char,
-    base: *const c_void,
-    byte_size: usize,
-    memory_type: u32,
-    _memory_type_id: i64,
-) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        append(r, name, base, byte_size, memory_type)
-    })
-}
-
-/// `TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy`.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
-    inference_request: *mut InferenceRequestHandle,
-    name: *const c_char,
-    base: *const c_void,
-    byte_size: usize,
-    memory_type: u32,
-    _memory_type_id: i64,
-    _host_policy_name: *const c_char,
-) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        append(r, name, base, byte_size, memory_type)
-    })
+with_host_policy_twin! {
+    /// `TRITONSERVER_InferenceRequestAppendInputData`: the bytes are copied.
+    fn TRITONSERVER_InferenceRequestAppendInputData,
+        TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+        inference_request: *mut InferenceRequestHandle,
+        name: *const c_char,
+        base: *const c_void,
+        byte_size: usize,
+        memory_type: u32,
+        _memory_type_id: i64,
+        [_host_policy_name: *const c_char],
+    ) {
+        with(inference_request, |r| {
+            append(r, name, base, byte_size, memory_type)
+        })
+    }
 }
 
 /// `TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes`.
@@ -175,8 +163,8 @@ pub extern "C" fn TRITONSERVER_InferenceRequestRemoveAllInputData(
     inference_request: *mut InferenceRequestHandle,
     name: *const c_char,
 ) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        r.input_mut(text(name, "name")?)?.data.clear();
+    with_name(inference_request, name, |r, name| {
+        r.input_mut(name)?.data.clear();
         Ok(())
     })
 }
@@ -187,8 +175,7 @@ pub extern "C" fn TRITONSERVER_InferenceRequestAddRequestedOutput(
     inference_request: *mut InferenceRequestHandle,
     name: *const c_char,
 ) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        let name = text(name, "name")?;
+    with_name(inference_request, name, |r, name| {
         if !r.outputs.iter().any(|o| o == name) {
             r.outputs.push(name.to_string());
         }
@@ -202,8 +189,7 @@ pub extern "C" fn TRITONSERVER_InferenceRequestRemoveRequestedOutput(
     inference_request: *mut InferenceRequestHandle,
     name: *const c_char,
 ) -> *mut ErrorHandle {
-    with(inference_request, |r| {
-        let name = text(name, "name")?;
+    with_name(inference_request, name, |r, name| {
         if !r.outputs.iter().any(|o| o == name) {
             return Err(Error::invalid_arg(format!(
                 "{}output '{name}' does not exist in request",

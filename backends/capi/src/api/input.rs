@@ -23,52 +23,31 @@ fn with(
     })
 }
 
-/// `TRITONBACKEND_InputProperties`: each out-argument may be null.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONBACKEND_InputProperties(
-    input: *mut InputHandle,
-    name: *mut *const c_char,
-    datatype: *mut u32,
-    shape: *mut *const i64,
-    dims_count: *mut u32,
-    byte_size: *mut u64,
-    buffer_count: *mut u32,
-) -> *mut ErrorHandle {
-    with(input, |i| {
-        // SAFETY: each out-argument is null or valid for a write.
-        unsafe {
-            put(name, i.name.as_ptr());
-            put(datatype, data_type_code(i.dtype));
-            put(shape, i.shape.as_ptr());
-            put(dims_count, i.shape.len() as u32);
-            put(byte_size, i.data.len() as u64);
-            put(buffer_count, 1);
-        }
-        Ok(())
-    })
-}
-
-/// `TRITONBACKEND_InputPropertiesForHostPolicy`.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONBACKEND_InputPropertiesForHostPolicy(
-    input: *mut InputHandle,
-    _host_policy_name: *const c_char,
-    name: *mut *const c_char,
-    datatype: *mut u32,
-    shape: *mut *const i64,
-    dims_count: *mut u32,
-    byte_size: *mut u64,
-    buffer_count: *mut u32,
-) -> *mut ErrorHandle {
-    TRITONBACKEND_InputProperties(
-        input,
-        name,
-        datatype,
-        shape,
-        dims_count,
-        byte_size,
-        buffer_count,
-    )
+with_host_policy_twin! {
+    /// `TRITONBACKEND_InputProperties`: each out-argument may be null.
+    fn TRITONBACKEND_InputProperties, TRITONBACKEND_InputPropertiesForHostPolicy(
+        input: *mut InputHandle,
+        [_host_policy_name: *const c_char],
+        name: *mut *const c_char,
+        datatype: *mut u32,
+        shape: *mut *const i64,
+        dims_count: *mut u32,
+        byte_size: *mut u64,
+        buffer_count: *mut u32,
+    ) {
+        with(input, |i| {
+            // SAFETY: each out-argument is null or valid for a write.
+            unsafe {
+                put(name, i.name.as_ptr());
+                put(datatype, data_type_code(i.dtype));
+                put(shape, i.shape.as_ptr());
+                put(dims_count, i.shape.len() as u32);
+                put(byte_size, i.data.len() as u64);
+                put(buffer_count, 1);
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The input's buffer `index` (only 0 exists).
@@ -82,48 +61,29 @@ fn check_index(input: &InputHandle, index: u32) -> oxiserve_types::Result<()> {
     )))
 }
 
-/// `TRITONBACKEND_InputBuffer`: the input's bytes in CPU memory, whatever
-/// memory type was preferred.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONBACKEND_InputBuffer(
-    input: *mut InputHandle,
-    index: u32,
-    buffer: *mut *const c_void,
-    buffer_byte_size: *mut u64,
-    memory_type: *mut u32,
-    memory_type_id: *mut i64,
-) -> *mut ErrorHandle {
-    with(input, |i| {
-        check_index(i, index)?;
-        // SAFETY: out-arguments, null refused.
-        unsafe {
-            write(buffer, "buffer", i.data.as_ptr().cast())?;
-            write(buffer_byte_size, "buffer_byte_size", i.data.len() as u64)?;
-            write(memory_type, "memory_type", MEMORY_CPU)?;
-            write(memory_type_id, "memory_type_id", 0)
-        }
-    })
-}
-
-/// `TRITONBACKEND_InputBufferForHostPolicy`.
-#[unsafe(no_mangle)]
-pub extern "C" fn TRITONBACKEND_InputBufferForHostPolicy(
-    input: *mut InputHandle,
-    _host_policy_name: *const c_char,
-    index: u32,
-    buffer: *mut *const c_void,
-    buffer_byte_size: *mut u64,
-    memory_type: *mut u32,
-    memory_type_id: *mut i64,
-) -> *mut ErrorHandle {
-    TRITONBACKEND_InputBuffer(
-        input,
-        index,
-        buffer,
-        buffer_byte_size,
-        memory_type,
-        memory_type_id,
-    )
+with_host_policy_twin! {
+    /// `TRITONBACKEND_InputBuffer`: the input's bytes in CPU memory, whatever
+    /// memory type was preferred.
+    fn TRITONBACKEND_InputBuffer, TRITONBACKEND_InputBufferForHostPolicy(
+        input: *mut InputHandle,
+        [_host_policy_name: *const c_char],
+        index: u32,
+        buffer: *mut *const c_void,
+        buffer_byte_size: *mut u64,
+        memory_type: *mut u32,
+        memory_type_id: *mut i64,
+    ) {
+        with(input, |i| {
+            check_index(i, index)?;
+            // SAFETY: out-arguments, null refused.
+            unsafe {
+                write(buffer, "buffer", i.data.as_ptr().cast())?;
+                write(buffer_byte_size, "buffer_byte_size", i.data.len() as u64)?;
+                write(memory_type, "memory_type", MEMORY_CPU)?;
+                write(memory_type_id, "memory_type_id", 0)
+            }
+        })
+    }
 }
 
 /// `TRITONBACKEND_InputBufferAttributes`: owned by the input.

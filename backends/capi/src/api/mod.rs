@@ -11,6 +11,8 @@ mod backend;
 mod buffer_attributes;
 mod errors;
 mod factory;
+#[macro_use]
+mod host_policy;
 mod inference_request;
 mod inference_request_tensors;
 mod inference_response;

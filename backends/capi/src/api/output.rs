@@ -2,9 +2,12 @@
 //! whatever memory type was preferred (the actual type is returned, as
 //! Triton's allocators may), and sent without a copy.
 
-use std::ffi::c_void;
+use std::{
+    alloc::{Layout, alloc_zeroed},
+    ffi::c_void,
+};
 
-use oxiserve_types::{Error, ErrorKind};
+use oxiserve_types::{Error, ErrorKind, Result};
 
 use crate::{
     buffer::BufferAttributesHandle,
@@ -12,6 +15,59 @@ use crate::{
     ffi::{MEMORY_CPU, null_argument},
     response::OutputHandle,
 };
+
+/// Hands out `data`, a buffer in CPU memory (whatever memory type was
+/// preferred), through the out-arguments of `TRITONBACKEND_OutputBuffer` or
+/// `TRITONBACKEND_StateBuffer`.
+///
+/// # Safety
+/// Each out-argument is null or valid for a write.
+pub(super) unsafe fn hand_out(
+    data: &mut [u8],
+    buffer: *mut *mut c_void,
+    memory_type: *mut u32,
+    memory_type_id: *mut i64,
+) -> Result<()> {
+    // SAFETY: the caller's promise; null refused.
+    unsafe {
+        write(memory_type, "memory_type", MEMORY_CPU)?;
+        write(memory_type_id, "memory_type_id", 0)?;
+        write(buffer, "buffer", data.as_mut_ptr().cast())
+    }
+}
+
+/// A zeroed buffer of `byte_size` bytes for `what` (an output or a state),
+/// from zeroed pages (as `vec![0; n]`); a size the process cannot allocate
+/// is an error, not an abort.
+pub(super) fn zeroed(byte_size: u64, what: &str) -> Result<Vec<u8>> {
+    let too_large =
+        || Error::unavailable(format!("{what} buffer of {byte_size} bytes is too large"));
+    let size = usize::try_from(byte_size).map_err(|_| too_large())?;
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = Layout::array::<u8>(size).map_err(|_| too_large())?;
+    // SAFETY: the layout's size is not zero.
+    let data = unsafe { alloc_zeroed(layout) };
+    if data.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: allocated by the global allocator with the layout of `size`
+    // bytes, every one of them initialized (zero).
+    Ok(unsafe { Vec::from_raw_parts(data, size, size) })
+}
+
+/// Runs `f` on the output `output` points to.
+fn with(
+    output: *mut OutputHandle,
+    f: impl FnOnce(&mut OutputHandle) -> Result<()>,
+) -> *mut ErrorHandle {
+    status(|| {
+        // SAFETY: null or an output of a response the backend holds; only
+        // the backend's thread using that response touches it.
+        f(unsafe { output.as_mut() }.ok_or_else(|| null_argument("output"))?)
+    })
+}
 
 /// `TRITONBACKEND_OutputBuffer`.
 #[unsafe(no_mangle)]
@@ -22,10 +78,7 @@ pub extern "C" fn TRITONBACKEND_OutputBuffer(
     memory_type: *mut u32,
     memory_type_id: *mut i64,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or an output of a response the backend holds; only
-        // the backend's thread using that response touches it.
-        let output = unsafe { output.as_mut() }.ok_or_else(|| null_argument("output"))?;
+    with(output, |output| {
         if output.buffer.is_some() {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
@@ -35,16 +88,10 @@ pub extern "C" fn TRITONBACKEND_OutputBuffer(
                 ),
             ));
         }
-        let size = usize::try_from(buffer_byte_size)
-            .map_err(|_| Error::unavailable("output buffer is too large"))?;
-        let data = output.buffer.insert(vec![0; size]);
-        output.attributes.set_byte_size(size);
+        let data = output.buffer.insert(zeroed(buffer_byte_size, "output")?);
+        output.attributes.set_byte_size(data.len());
         // SAFETY: out-arguments, null refused.
-        unsafe {
-            write(memory_type, "memory_type", MEMORY_CPU)?;
-            write(memory_type_id, "memory_type_id", 0)?;
-            write(buffer, "buffer", data.as_mut_ptr().cast())
-        }
+        unsafe { hand_out(data, buffer, memory_type, memory_type_id) }
     })
 }
 
@@ -54,9 +101,7 @@ pub extern "C" fn TRITONBACKEND_OutputBufferAttributes(
     output: *mut OutputHandle,
     buffer_attributes: *mut *const BufferAttributesHandle,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a live output.
-        let output = unsafe { output.as_ref() }.ok_or_else(|| null_argument("output"))?;
+    with(output, |output| {
         // SAFETY: an out-argument, null refused.
         unsafe {
             write(
@@ -66,4 +111,21 @@ pub extern "C" fn TRITONBACKEND_OutputBufferAttributes(
             )
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_too_large_to_allocate_is_an_error() {
+        assert_eq!(zeroed(3, "output").unwrap(), vec![0; 3]);
+        assert!(zeroed(0, "output").unwrap().is_empty());
+        let err = zeroed(u64::MAX, "output").unwrap_err();
+        assert_eq!(
+            err.message,
+            format!("output buffer of {} bytes is too large", u64::MAX)
+        );
+        assert!(zeroed(1 << 62, "state").is_err());
+    }
 }

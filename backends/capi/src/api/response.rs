@@ -1,28 +1,32 @@
 //! `TRITONBACKEND_Response*`: building a response (parameters, outputs) and
 //! sending it, and reading back the outputs of one being built.
 
-use std::ffi::c_char;
+use std::{ffi::c_char, sync::Arc};
 
 use oxiserve_types::{Error, ParameterValue};
 
 use crate::{
     api::factory::FactoryHandle,
-    error::{ErrorHandle, arg, status, write},
+    error::{ErrorHandle, arg, shape_arg, status, write},
     ffi::{RESPONSE_FINAL, data_type, data_type_code, null_argument, str_of},
     request::RequestHandle,
     response::{OutputHandle, ResponseHandle},
+    sink::SharedSink,
 };
 
-/// Writes a new response for `sink` through `response`.
-fn new_response(
+/// Writes through `response` a new response, owned by the caller, for the
+/// sink `sink` gives.
+fn new_response<'a>(
     response: *mut *mut ResponseHandle,
-    sink: &std::sync::Arc<crate::sink::SharedSink>,
-) -> oxiserve_types::Result<()> {
-    let handle = Box::into_raw(Box::new(ResponseHandle::new(sink.clone())));
-    // SAFETY: an out-argument, null refused.
-    unsafe { write(response, "response", handle) }.inspect_err(|_| {
-        // SAFETY: just made, not handed out.
-        drop(unsafe { Box::from_raw(handle) });
+    sink: impl FnOnce() -> oxiserve_types::Result<&'a Arc<SharedSink>>,
+) -> *mut ErrorHandle {
+    status(|| {
+        let handle = Box::into_raw(Box::new(ResponseHandle::new(sink()?.clone())));
+        // SAFETY: an out-argument, null refused.
+        unsafe { write(response, "response", handle) }.inspect_err(|_| {
+            // SAFETY: just made, not handed out.
+            drop(unsafe { Box::from_raw(handle) });
+        })
     })
 }
 
@@ -32,11 +36,8 @@ pub extern "C" fn TRITONBACKEND_ResponseNew(
     response: *mut *mut ResponseHandle,
     request: *mut RequestHandle,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a request the backend holds.
-        let request = unsafe { arg(request, "request") }?;
-        new_response(response, &request.sink)
-    })
+    // SAFETY: null or a request the backend holds.
+    new_response(response, || Ok(&unsafe { arg(request, "request") }?.sink))
 }
 
 /// `TRITONBACKEND_ResponseNewFromFactory`.
@@ -45,23 +46,41 @@ pub extern "C" fn TRITONBACKEND_ResponseNewFromFactory(
     response: *mut *mut ResponseHandle,
     factory: *mut FactoryHandle,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a live factory.
-        let sink = unsafe { arg(factory, "factory") }?;
-        new_response(response, sink)
-    })
+    // SAFETY: null or a live factory.
+    new_response(response, || unsafe { arg(factory, "factory") })
+}
+
+/// Takes back `response`, which the caller owned and gives up, or Triton's
+/// error for null.
+///
+/// # Safety
+/// `response` is null or a response the caller owns and uses no more.
+unsafe fn take(response: *mut ResponseHandle) -> oxiserve_types::Result<Box<ResponseHandle>> {
+    if response.is_null() {
+        return Err(null_argument("response"));
+    }
+    // SAFETY: non-null, and the caller gives it up.
+    Ok(unsafe { Box::from_raw(response) })
 }
 
 /// `TRITONBACKEND_ResponseDelete`: a response never sent.
 #[unsafe(no_mangle)]
 pub extern "C" fn TRITONBACKEND_ResponseDelete(response: *mut ResponseHandle) -> *mut ErrorHandle {
     status(|| {
-        if response.is_null() {
-            return Err(null_argument("response"));
-        }
         // SAFETY: a response the caller owned and gives up.
-        drop(unsafe { Box::from_raw(response) });
+        drop(unsafe { take(response) }?);
         Ok(())
+    })
+}
+
+/// Runs `f` on the response `response` points to.
+fn with(
+    response: *mut ResponseHandle,
+    f: impl FnOnce(&mut ResponseHandle) -> oxiserve_types::Result<()>,
+) -> *mut ErrorHandle {
+    status(|| {
+        // SAFETY: null or a response the caller owns, used by one thread.
+        f(unsafe { response.as_mut() }.ok_or_else(|| null_argument("response"))?)
     })
 }
 
@@ -71,9 +90,7 @@ fn set_parameter(
     name: *const c_char,
     value: oxiserve_types::Result<ParameterValue>,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a response the caller owns, used by one thread.
-        let response = unsafe { response.as_mut() }.ok_or_else(|| null_argument("response"))?;
+    with(response, |response| {
         // SAFETY: null or a C string.
         let name = unsafe { str_of(name) }.ok_or_else(|| null_argument("name"))?;
         response.parameters.insert(name.to_string(), value?);
@@ -136,9 +153,7 @@ pub extern "C" fn TRITONBACKEND_ResponseOutput(
     shape: *const i64,
     dims_count: u32,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a response the caller owns, used by one thread.
-        let response = unsafe { response.as_mut() }.ok_or_else(|| null_argument("response"))?;
+    with(response, |response| {
         // SAFETY: null or a C string.
         let name = unsafe { str_of(name) }.ok_or_else(|| null_argument("name"))?;
         let model = &response.sink.model;
@@ -153,14 +168,8 @@ pub extern "C" fn TRITONBACKEND_ResponseOutput(
                 "output '{name}' has the invalid data type {datatype}"
             ))
         })?;
-        let shape = if dims_count == 0 {
-            Vec::new()
-        } else if shape.is_null() {
-            return Err(null_argument("shape"));
-        } else {
-            // SAFETY: the caller gives `dims_count` dimensions at `shape`.
-            unsafe { std::slice::from_raw_parts(shape, dims_count as usize) }.to_vec()
-        };
+        // SAFETY: the caller gives `dims_count` dimensions at `shape`.
+        let shape = unsafe { shape_arg(shape, dims_count as usize) }?;
         let added = response.add_output(name, dtype, shape);
         // SAFETY: an out-argument, null refused.
         unsafe { write(output, "output", std::ptr::from_ref(added)) }
@@ -177,11 +186,8 @@ pub extern "C" fn TRITONBACKEND_ResponseSend(
     error: *mut ErrorHandle,
 ) -> *mut ErrorHandle {
     status(|| {
-        if response.is_null() {
-            return Err(null_argument("response"));
-        }
         // SAFETY: a response the caller owned and hands over.
-        let response = unsafe { Box::from_raw(response) };
+        let response = unsafe { take(response) }?;
         // SAFETY: null or a live error the caller keeps.
         let error = unsafe { error.as_ref() }.map(ErrorHandle::to_error);
         let sink = response.sink.clone();
@@ -207,19 +213,25 @@ fn output_at(response: &ResponseHandle, index: u32) -> oxiserve_types::Result<&O
         })
 }
 
-/// Writes an output's data type and shape.
-fn describe(
-    output: &OutputHandle,
+/// Writes the data type and shape of the output of `response` that `find`
+/// picks.
+fn describe<'a>(
+    response: *mut ResponseHandle,
     datatype: *mut u32,
     shape: *mut *const i64,
     dim_count: *mut u64,
-) -> oxiserve_types::Result<()> {
-    // SAFETY: out-arguments, null refused.
-    unsafe {
-        write(datatype, "datatype", data_type_code(output.dtype))?;
-        write(shape, "shape", output.shape.as_ptr())?;
-        write(dim_count, "dim_count", output.shape.len() as u64)
-    }
+    find: impl FnOnce(&'a ResponseHandle) -> oxiserve_types::Result<&'a OutputHandle>,
+) -> *mut ErrorHandle {
+    status(|| {
+        // SAFETY: null or a response the caller owns.
+        let output = find(unsafe { arg(response, "response") }?)?;
+        // SAFETY: out-arguments, null refused.
+        unsafe {
+            write(datatype, "datatype", data_type_code(output.dtype))?;
+            write(shape, "shape", output.shape.as_ptr())?;
+            write(dim_count, "dim_count", output.shape.len() as u64)
+        }
+    })
 }
 
 /// `TRITONBACKEND_InferenceResponseOutput`.
@@ -232,13 +244,11 @@ pub extern "C" fn TRITONBACKEND_InferenceResponseOutput(
     shape: *mut *const i64,
     dim_count: *mut u64,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a response the caller owns.
-        let response = unsafe { arg(response, "response") }?;
+    describe(response, datatype, shape, dim_count, |response| {
         let output = output_at(response, index)?;
         // SAFETY: an out-argument, null refused.
         unsafe { write(name, "name", output.name.as_ptr())? };
-        describe(output, datatype, shape, dim_count)
+        Ok(output)
     })
 }
 
@@ -251,16 +261,14 @@ pub extern "C" fn TRITONBACKEND_InferenceResponseOutputByName(
     shape: *mut *const i64,
     dim_count: *mut u64,
 ) -> *mut ErrorHandle {
-    status(|| {
-        // SAFETY: null or a response the caller owns.
-        let response = unsafe { arg(response, "response") }?;
+    describe(response, datatype, shape, dim_count, |response| {
         // SAFETY: null or a C string.
         let name = unsafe { str_of(name) }.ok_or_else(|| null_argument("name"))?;
-        let output = response
+        response
             .outputs
             .iter()
             .find(|o| o.name.to_bytes() == name.as_bytes())
-            .ok_or_else(|| Error::not_found(format!("Output name {name}not found.")))?;
-        describe(output, datatype, shape, dim_count)
+            .map(|o| &**o)
+            .ok_or_else(|| Error::not_found(format!("Output name {name}not found.")))
     })
 }

@@ -4,10 +4,11 @@ use std::{ffi::c_char, ffi::c_void, sync::Arc};
 
 use oxiserve_types::Error;
 
+use super::output::{hand_out, zeroed};
 use crate::{
     buffer::BufferAttributesHandle,
-    error::{ErrorHandle, arg, status, write},
-    ffi::{MEMORY_CPU, data_type, null_argument, str_of},
+    error::{ErrorHandle, arg, shape_arg, status, write},
+    ffi::{data_type, null_argument, str_of},
     request::RequestHandle,
     state::StateHandle,
 };
@@ -49,14 +50,8 @@ pub extern "C" fn TRITONBACKEND_StateNew(
             .ok_or_else(|| {
                 Error::invalid_arg(format!("state '{name}' has the wrong data type {datatype}"))
             })?;
-        let shape = if dims_count == 0 {
-            Vec::new()
-        } else if shape.is_null() {
-            return Err(null_argument("shape"));
-        } else {
-            // SAFETY: the caller gives `dims_count` dimensions at `shape`.
-            unsafe { std::slice::from_raw_parts(shape, dims_count as usize) }.to_vec()
-        };
+        // SAFETY: the caller gives `dims_count` dimensions at `shape`.
+        let shape = unsafe { shape_arg(shape, dims_count as usize) }?;
         let mut handle = Box::new(StateHandle {
             name: name.to_string(),
             dtype,
@@ -99,18 +94,12 @@ pub extern "C" fn TRITONBACKEND_StateBuffer(
         // SAFETY: null or a state of a request the backend holds, used by
         // the thread that made it.
         let state = unsafe { state.as_mut() }.ok_or_else(|| null_argument("state"))?;
-        let size = usize::try_from(buffer_byte_size)
-            .map_err(|_| Error::unavailable("state buffer is too large"))?;
-        if state.buffer.len() != size {
-            state.buffer = vec![0; size];
+        if state.buffer.len() as u64 != buffer_byte_size {
+            state.buffer = zeroed(buffer_byte_size, "state")?;
         }
-        state.attributes.set_byte_size(size);
+        state.attributes.set_byte_size(state.buffer.len());
         // SAFETY: out-arguments, null refused.
-        unsafe {
-            write(memory_type, "memory_type", MEMORY_CPU)?;
-            write(memory_type_id, "memory_type_id", 0)?;
-            write(buffer, "buffer", state.buffer.as_mut_ptr().cast())
-        }
+        unsafe { hand_out(&mut state.buffer, buffer, memory_type, memory_type_id) }
     })
 }
 

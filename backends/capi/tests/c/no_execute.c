@@ -1,9 +1,8 @@
 /* A backend library without TRITONBACKEND_ModelInstanceExecute. */
-typedef struct TRITONSERVER_Error TRITONSERVER_Error;
-typedef struct TRITONBACKEND_Backend TRITONBACKEND_Backend;
+#include "triton_api.h"
 
 TRITONSERVER_Error*
 TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend)
 {
-  return 0;
+  return NULL;
 }

@@ -1,15 +1,13 @@
 /* A backend library that needs a function no Triton host provides: opening
  * it fails with the dynamic loader's "undefined symbol" error. */
-typedef struct TRITONSERVER_Error TRITONSERVER_Error;
-typedef struct TRITONBACKEND_ModelInstance TRITONBACKEND_ModelInstance;
-typedef struct TRITONBACKEND_Request TRITONBACKEND_Request;
+#include "triton_api.h"
 
 TRITONSERVER_Error* TRITONBACKEND_NoSuchFunction(void);
 
 TRITONSERVER_Error*
 TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
-    const unsigned int request_count)
+    const uint32_t request_count)
 {
   return TRITONBACKEND_NoSuchFunction();
 }
