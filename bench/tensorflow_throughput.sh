@@ -3,8 +3,10 @@
 # against raw Python TensorFlow (the SavedModel's serving_default signature called back to back;
 # the same tensorflow-cpu wheel, whose libtensorflow_cc.so.2 the server opens) in the same run.
 #
-# Model (bench/tensorflow/make_model.py, fixed seed): x FP32 [N,1024] -> 3 x 1024 hidden (MatMul +
-# bias + ReLU) -> y [N,256] (6.8 MFLOP per row, the ONNX benchmark's mlp).
+# Model (MODEL; bench/tensorflow/make_model.py, fixed seed): mlp, x FP32 [N,1024] -> 3 x 1024
+# hidden (MatMul + bias + ReLU) -> y [N,256] (6.8 MFLOP per row, the ONNX benchmark's mlp), or
+# encoder, x FP32 [N,64,256] -> 2 transformer encoder blocks -> y [N,64,256] (the ONNX
+# benchmark's encoder).
 #   raw      bench/tensorflow/raw_tf.py: one Python thread calling the signature on a fixed batch
 #            of B = RAW_BATCHES rows for RAW_DURATION seconds; rows/s per B, the best B = "raw"
 #   server   target/release/oxiserve serving the model: max_batch_size MAX_BATCH,
@@ -13,7 +15,7 @@
 #            per process, shared by the sessions); oxiserve-perf (crates/perf) sending one row per
 #            request (KServe v2, binary tensor extension, binary output) at CONCURRENCY
 #            connections, one request in flight each: rows/s, p50, p99, the average executed
-#            batch (GET /v2/models/mlp/stats) and the CPUs the server (/proc/PID/stat) and
+#            batch (GET /v2/models/MODEL/stats) and the CPUs the server (/proc/PID/stat) and
 #            oxiserve-perf used over each run. oxiserve-perf and the server share the CPUs.
 # Raw and server runs alternate RUNS times (raw run 1, server run 1 at every concurrency, raw
 # run 2, ...; the server idles during raw runs); the headline takes medians. The server's answer
@@ -21,9 +23,10 @@
 # Headline: server rows/s at its best concurrency / raw rows/s at the best batch; goal >= 0.90.
 #
 #   bench/tensorflow_throughput.sh                                             # 3 runs x 10 s
+#   MODEL=encoder bench/tensorflow_throughput.sh   # results: bench/results/tensorflow_throughput_encoder.md
 #   BUILD=0 RUNS=1 DURATION=2s RAW_DURATION=1 RESULTS=/tmp/tf.md bench/tensorflow_throughput.sh
 #
-# Settings (environment): RUNS (3), DURATION (10s), WARMUP (3s), RAW_DURATION (5), RAW_BATCHES
+# Settings (environment): MODEL (mlp), RUNS (3), DURATION (10s), WARMUP (3s), RAW_DURATION (5), RAW_BATCHES
 # (1 8 32 64), CONCURRENCY (1 8 32 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), INSTANCES (2,
 # Triton's default for TensorFlow on CPUs), BUILD (1: build the release oxiserve and
 # oxiserve-perf first; 0: use them as they are), OXISERVE_BIN (target/release/oxiserve), PYTHON
@@ -43,7 +46,16 @@ INSTANCES=${INSTANCES:-2}
 BUILD=${BUILD:-1}
 OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
-RESULTS=${RESULTS:-bench/results/tensorflow_throughput.md}
+M=${MODEL:-mlp}
+case $M in
+  mlp) DIMS_IN="1024" DIMS_OUT="256"
+    ABOUT="x FP32 [N,1024] -> 3 x 1024 (MatMul + bias + ReLU) -> y [N,256], 6.8 MFLOP/row"
+    RESULTS=${RESULTS:-bench/results/tensorflow_throughput.md} ;;
+  encoder) DIMS_IN="64, 256" DIMS_OUT="64, 256"
+    ABOUT="x FP32 [N,64,256] (pre-embedded tokens) -> 2 transformer encoder blocks (4 heads, FFN 1024, GELU, post-LN) -> y [N,64,256], 64 KB in and out per row"
+    RESULTS=${RESULTS:-bench/results/tensorflow_throughput_encoder.md} ;;
+  *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
+esac
 PORT=18460
 
 WORK=$(mktemp -d -t tensorflow-throughput-bench.XXXXXX)
@@ -60,32 +72,32 @@ if [ "$BUILD" = 1 ]; then
   cargo build --release --locked --bin oxiserve
 fi
 ensure_perf "$BUILD"
-TF=$("$PYTHON" bench/tensorflow/make_model.py "$WORK/data")
-perf_data "$WORK/data/mlp.body" "$WORK/data/mlp.data.json" "$(cat "$WORK/data/mlp.hlen")"
+TF=$("$PYTHON" bench/tensorflow/make_model.py "$WORK/data" --model "$M")
+perf_data "$WORK/data/model.body" "$WORK/data/model.data.json" "$(cat "$WORK/data/model.hlen")"
 
-mkdir -p "$WORK/repo/mlp/1"
-ln -s "$WORK/data/model.savedmodel" "$WORK/repo/mlp/1/model.savedmodel"
-cat >"$WORK/repo/mlp/config.pbtxt" <<CFG
-name: "mlp"
+mkdir -p "$WORK/repo/$M/1"
+ln -s "$WORK/data/model.savedmodel" "$WORK/repo/$M/1/model.savedmodel"
+cat >"$WORK/repo/$M/config.pbtxt" <<CFG
+name: "$M"
 platform: "tensorflow_savedmodel"
 max_batch_size: $MAX_BATCH
-input [ { name: "x", data_type: TYPE_FP32, dims: [ 1024 ] } ]
-output [ { name: "y", data_type: TYPE_FP32, dims: [ 256 ] } ]
+input [ { name: "x", data_type: TYPE_FP32, dims: [ $DIMS_IN ] } ]
+output [ { name: "y", data_type: TYPE_FP32, dims: [ $DIMS_OUT ] } ]
 instance_group [ { count: $INSTANCES, kind: KIND_CPU } ]
 dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }
 CFG
 
 TICK=$(getconf CLK_TCK)
 proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-PERF_ARGS="--input-data $WORK/data/mlp.data.json --input-tensor-format binary --output-tensor-format binary"
+PERF_ARGS="--input-data $WORK/data/model.data.json --input-tensor-format binary --output-tensor-format binary"
 
 BUSY=$(cpu_busy)
 TF_CPP_MIN_LOG_LEVEL=1 "$OXISERVE_BIN" --model-repository="$WORK/repo" --http-port=$PORT \
   --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2)) >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-await_ready "$PORT" "$SERVER_PID" 120 mlp || { log "server failed: $(server_log_tail "$WORK/server.log")"; exit 1; }
+await_ready "$PORT" "$SERVER_PID" 120 "$M" || { log "server failed: $(server_log_tail "$WORK/server.log")"; exit 1; }
 LIBRARY=$(grep -o 'loaded [^ ]*libtensorflow[^ ]*' "$WORK/server.log" | head -1 | cut -d' ' -f2)
-NOTE="before: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" mlp "$WORK/data")"
+NOTE="before: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" "$M" "$WORK/data")"
 
 declare -A RAW=() RPS=() P50=() P99=() BATCH=() SCPU=() PCPU=()
 for run in $(seq "$RUNS"); do
@@ -96,14 +108,14 @@ for run in $(seq "$RUNS"); do
   done < <("$PYTHON" bench/tensorflow/raw_tf.py "$WORK/data/model.savedmodel" \
     --batches "$(tr ' ' ',' <<<"$RAW_BATCHES")" --duration "$RAW_DURATION" | grep '^RAW ')
   # shellcheck disable=SC2086
-  perf_point mlp "$PORT" 128 "$WARMUP" $PERF_ARGS >/dev/null
+  perf_point "$M" "$PORT" 128 "$WARMUP" $PERF_ARGS >/dev/null
   for c in $CONCURRENCY; do
-    read -r i0 e0 <<<"$(model_counts "$PORT" mlp)"
+    read -r i0 e0 <<<"$(model_counts "$PORT" "$M")"
     t0=$(proc_ticks "$SERVER_PID")
     # shellcheck disable=SC2086
-    out=$(perf_point mlp "$PORT" "$c" "$DURATION" $PERF_ARGS)
+    out=$(perf_point "$M" "$PORT" "$c" "$DURATION" $PERF_ARGS)
     t1=$(proc_ticks "$SERVER_PID")
-    read -r i1 e1 <<<"$(model_counts "$PORT" mlp)"
+    read -r i1 e1 <<<"$(model_counts "$PORT" "$M")"
     rps=– p50_us=– p99_us=– duration_s=1 tool_cpu_s=0
     for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
     RPS[$c]="${RPS[$c]:-} $rps"
@@ -115,7 +127,7 @@ for run in $(seq "$RUNS"); do
     log "run $run c=$c: $out"
   done
 done
-NOTE="$NOTE; after: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" mlp "$WORK/data")"
+NOTE="$NOTE; after: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" "$M" "$WORK/data")"
 stop_server
 
 best_raw=0 best_b=– best_srv=0 best_c=–
@@ -132,11 +144,11 @@ HEADLINE=$(awk -v s="$best_srv" -v r="$best_raw" 'BEGIN { if (r > 0) printf "%.2
 {
   echo "# TensorFlow backend: oxiserve with dynamic batching vs raw Python TensorFlow"
   echo
-  echo "A SavedModel MLP served by oxiserve's \`tensorflow\` backend with dynamic batching, one row per request (KServe v2 over HTTP), against the same SavedModel's signature called by Python TensorFlow back to back at the best batch size, in the same run. Goal: the server reaches >= 0.90 of raw."
+  echo "A SavedModel ($M) served by oxiserve's \`tensorflow\` backend with dynamic batching, one row per request (KServe v2 over HTTP), against the same SavedModel's signature called by Python TensorFlow back to back at the best batch size, in the same run. Goal: the server reaches >= 0.90 of raw."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); CPUs busy with other work before the run: $BUSY. The server and oxiserve-perf share the CPUs, nothing pinned; the raw baseline runs alone (the server idles), so the server pays for HTTP and the load generator (columns *server CPUs*, *perf CPUs*)."
   echo "- Versions: oxiserve $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (uncommitted changes)'); the server opened \`${LIBRARY#"$PWD/"}\`; raw: $TF, $(pyver "$PYTHON") — the same tensorflow-cpu wheel on both sides."
-  echo "- Model: x FP32 [N,1024] -> 3 x 1024 (MatMul + bias + ReLU) -> y [N,256], 6.8 MFLOP/row; server: max_batch_size $MAX_BATCH, dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }, $INSTANCES instance(s), TensorFlow's default thread pools on both sides."
+  echo "- Model: $ABOUT; server: max_batch_size $MAX_BATCH, dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }, $INSTANCES instance(s), TensorFlow's default thread pools on both sides."
   echo "- Medians of $RUNS run(s) of $DURATION per point (raw: ${RAW_DURATION}s per batch size), raw and server runs alternating."
   echo
   echo "## Headline"
@@ -170,14 +182,14 @@ HEADLINE=$(awk -v s="$best_srv" -v r="$best_raw" 'BEGIN { if (r > 0) printf "%.2
   echo "## Commands"
   echo
   echo '```sh'
-  echo "RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US INSTANCES=$INSTANCES BUILD=$BUILD bench/tensorflow_throughput.sh"
+  echo "MODEL=$M RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US INSTANCES=$INSTANCES BUILD=$BUILD bench/tensorflow_throughput.sh"
   echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
-  echo "$PYTHON bench/tensorflow/make_model.py \$WORK/data   # the SavedModel, the request body, TensorFlow's answer"
+  echo "$PYTHON bench/tensorflow/make_model.py \$WORK/data --model $M   # the SavedModel, the request body, TensorFlow's answer"
   echo "TF_CPP_MIN_LOG_LEVEL=1 $OXISERVE_BIN --model-repository=\$WORK/repo --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))"
-  echo "$PYTHON bench/tensorflow/check_answer.py $PORT mlp \$WORK/data   # before and after the load"
+  echo "$PYTHON bench/tensorflow/check_answer.py $PORT $M \$WORK/data   # before and after the load"
   echo "# RUNS times: the raw run, then the server's warm-up (C = 128 for $WARMUP) and one run per C"
   echo "$PYTHON bench/tensorflow/raw_tf.py \$WORK/data/model.savedmodel --batches $(tr ' ' ',' <<<"$RAW_BATCHES") --duration $RAW_DURATION"
-  echo "$PERF -m mlp -u 127.0.0.1:$PORT -i http --concurrency-range \$C ${PERF_ARGS//$WORK\//\$WORK/} -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
+  echo "$PERF -m $M -u 127.0.0.1:$PORT -i http --concurrency-range \$C ${PERF_ARGS//$WORK\//\$WORK/} -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
   echo '```'
 } >"$RESULTS"
 log "results: $RESULTS"

@@ -23,9 +23,10 @@ def main():
     parser.add_argument("--duration", type=float, default=5)
     args = parser.parse_args()
     serve = tf.saved_model.load(args.model).signatures["serving_default"]
+    row = serve.structured_input_signature[1]["x"].shape[1:]
     rng = np.random.default_rng(1)
     for batch in map(int, args.batches.split(",")):
-        x = tf.constant(rng.standard_normal((batch, 1024)).astype(np.float32))
+        x = tf.constant(rng.standard_normal([batch] + list(row)).astype(np.float32))
         for _ in range(20):
             serve(x=x)["y"].numpy()
         calls = []
