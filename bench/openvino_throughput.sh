@@ -38,11 +38,9 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
 case $M in
-  mlp) DIMS_IN="1024" DIMS_OUT="256"
-    ABOUT="The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row)"
+  mlp) ABOUT="The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row)"
     RESULTS=${RESULTS:-bench/results/openvino_throughput.md} ;;
-  encoder) DIMS_IN="64, 256" DIMS_OUT="64, 256"
-    ABOUT="The encoder of \`bench/onnx/make_models.py\` (X FP32 [N,64,256] pre-embedded tokens -> 2 transformer encoder blocks, 4 heads, FFN 1024 -> Y [N,64,256]; 64 KB in and out per row)"
+  encoder) ABOUT="The encoder of \`bench/onnx/make_models.py\` (X FP32 [N,64,256] pre-embedded tokens -> 2 transformer encoder blocks, 4 heads, FFN 1024 -> Y [N,64,256]; 64 KB in and out per row)"
     RESULTS=${RESULTS:-bench/results/openvino_throughput_encoder.md} ;;
   *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
 esac
@@ -51,6 +49,7 @@ PORT=18450
 WORK=$(mktemp -d -t openvino-throughput-bench.XXXXXX)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 . bench/lib/common.sh
+model_dims "$M"
 
 log "models: bench/onnx/make_models.py, then openvino.convert_model; answers: OpenVINO's"
 "$PYTHON" bench/onnx/make_models.py "$WORK/data" >"$WORK/models.txt"

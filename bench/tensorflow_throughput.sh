@@ -48,11 +48,9 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
 case $M in
-  mlp) DIMS_IN="1024" DIMS_OUT="256"
-    ABOUT="x FP32 [N,1024] -> 3 x 1024 (MatMul + bias + ReLU) -> y [N,256], 6.8 MFLOP/row"
+  mlp) ABOUT="x FP32 [N,1024] -> 3 x 1024 (MatMul + bias + ReLU) -> y [N,256], 6.8 MFLOP/row"
     RESULTS=${RESULTS:-bench/results/tensorflow_throughput.md} ;;
-  encoder) DIMS_IN="64, 256" DIMS_OUT="64, 256"
-    ABOUT="x FP32 [N,64,256] (pre-embedded tokens) -> 2 transformer encoder blocks (4 heads, FFN 1024, GELU, post-LN) -> y [N,64,256], 64 KB in and out per row"
+  encoder) ABOUT="x FP32 [N,64,256] (pre-embedded tokens) -> 2 transformer encoder blocks (4 heads, FFN 1024, GELU, post-LN) -> y [N,64,256], 64 KB in and out per row"
     RESULTS=${RESULTS:-bench/results/tensorflow_throughput_encoder.md} ;;
   *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
 esac
@@ -66,6 +64,7 @@ log() { echo "[$(date +%T)] $*" >&2; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "–"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 . bench/lib/common.sh
+model_dims "$M"
 
 if [ "$BUILD" = 1 ]; then
   log "cargo build --release --locked --bin oxiserve"

@@ -197,6 +197,14 @@ await_ready() { # PORT PID TIMEOUT_S MODEL...: GET /v2/health/ready = 200 (polle
 
 # oxiserve-perf (crates/perf), the benchmarks' load generator.
 PERF=${PERF:-target/release/oxiserve-perf}
+model_dims() { # MODEL: DIMS_IN and DIMS_OUT (config.pbtxt dims, batch left out) of the throughput
+  # benchmarks' models, bench/onnx/make_models.py's mlp and encoder (and their TensorFlow twins)
+  case $1 in
+    mlp) DIMS_IN="1024" DIMS_OUT="256" ;;
+    encoder) DIMS_IN="64, 256" DIMS_OUT="64, 256" ;;
+    *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
+  esac
+}
 ensure_perf() { # BUILD(1|0): cargo build the release tool first when 1
   if [ "$1" = 1 ]; then cargo build --release --locked -p oxiserve-perf; fi
   [ -x "$PERF" ]

@@ -3,7 +3,6 @@
 config with inputs only, `--strict-model-config=true` refusing a folder
 without config.pbtxt, and `oxiserve validate` over a repository."""
 
-import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -13,7 +12,7 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from onnx_models import add_model, assert_same, identity_model, sample
-from servers import TARGET, Server, oxiserve_bin
+from servers import TARGET, Server, oxiserve_validate
 
 pytestmark = pytest.mark.skipif(
     TARGET == "triton", reason="the real Triton here has no onnxruntime backend")
@@ -162,19 +161,13 @@ def test_strict_model_config_needs_config_pbtxt(tmp_path):
             c.close()
 
 
-def _validate(repo):
-    proc = subprocess.run([str(oxiserve_bin()), "validate", str(repo)],
-                          capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-
-
 def test_validate_reports_the_bad_model(tmp_path):
     good = add_model("good")
     good.write(tmp_path, good.config(8))
     bad = add_model("bad")  # FP32 A, declared INT32 in config.pbtxt
     lying = replace(bad, inputs=[("A", "INT32", ["N", 4]), bad.inputs[1]])
     bad.write(tmp_path, lying.config(8))
-    status, out, shown = _validate(tmp_path)
+    status, out, shown = oxiserve_validate(tmp_path)
     assert status == 1, shown
     lines = out.splitlines()
     assert any(line.startswith("ok: good") for line in lines), shown
@@ -189,7 +182,7 @@ def test_validate_good_repository(tmp_path):
     good = add_model("good")
     good.write(tmp_path, good.config(8))
     AC_DYN.write(tmp_path)
-    status, out, shown = _validate(tmp_path)
+    status, out, shown = oxiserve_validate(tmp_path)
     assert status == 0, shown
     lines = out.splitlines()
     assert any(line.startswith("ok: good") for line in lines), shown

@@ -4,14 +4,13 @@
 dynamic batcher read from the model; a config with inputs only gets its
 outputs; and `oxiserve validate` checks OpenVINO models against their files."""
 
-import subprocess
 
 import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
 from openvino_models import add_sub_model, sample
-from servers import TARGET, Server, oxiserve_bin
+from servers import TARGET, Server, oxiserve_validate
 
 pytestmark = pytest.mark.skipif(
     TARGET == "triton", reason="Triton 2.51's reference build here has no openvino backend")
@@ -83,19 +82,13 @@ def test_outputs_filled_in(client):
     assert _io(config, "output") == [("SUM", "TYPE_FP32", [4]), ("DIFF", "TYPE_FP32", [4])]
 
 
-def _validate(repo):
-    proc = subprocess.run([str(oxiserve_bin()), "validate", str(repo)],
-                          capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout, f"{proc.stdout}\n{proc.stderr}"
-
-
 def test_validate_reports_the_bad_model(tmp_path):
     good = add_sub_model("good")
     good.write(tmp_path, good.config(8))
     bad = add_sub_model("bad")
     bad.write(tmp_path, bad.config(8).replace('name: "A", data_type: TYPE_FP32',
                                               'name: "A", data_type: TYPE_INT32'))
-    status, out, shown = _validate(tmp_path)
+    status, out, shown = oxiserve_validate(tmp_path)
     assert status == 1, shown
     lines = out.splitlines()
     assert any(line.startswith("ok: good (openvino") for line in lines), shown
@@ -110,6 +103,6 @@ def test_validate_good_repository(tmp_path):
     good = add_sub_model("good")
     good.write(tmp_path, good.config(8))
     AC_DYN.write(tmp_path)
-    status, out, shown = _validate(tmp_path)
+    status, out, shown = oxiserve_validate(tmp_path)
     assert status == 0, shown
     assert any(line.startswith("ok: ac_dyn") for line in out.splitlines()), shown

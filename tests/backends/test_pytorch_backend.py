@@ -8,7 +8,6 @@ line, a corrupt model.pt and a configuration forward() does not fit fail to
 load (saying what forward() takes) while the rest keeps serving, and
 `oxiserve validate` reports the same."""
 
-import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,7 +19,7 @@ from tritonclient.utils import InferenceServerException
 
 import pytorch_models as pm
 from helpers import wait_for
-from servers import TARGET, Server, oxiserve_bin
+from servers import TARGET, Server, oxiserve_validate
 from tensor_samples import sample
 
 pytestmark = [
@@ -248,9 +247,8 @@ def test_torchscript_error_is_one_clean_line(clients, protocol, case):
 def test_validate_reports_what_forward_takes(repo):
     """`oxiserve validate` names the broken models, and for the one whose
     configuration does not fit, what forward() takes."""
-    run = subprocess.run([str(oxiserve_bin()), "validate", str(repo)], capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert BERT_SIGNATURE in run.stdout, run.stdout
-    assert "corrupt" in run.stdout, run.stdout
-    assert "2 problem(s)" in run.stdout, run.stdout
+    status, out, shown = oxiserve_validate(repo)
+    assert status == 1, shown
+    assert BERT_SIGNATURE in out, out
+    assert "corrupt" in out, out
+    assert "2 problem(s)" in out, out

@@ -11,7 +11,6 @@ server without TensorFlow models never maps libtensorflow."""
 
 import importlib
 import shutil
-import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +21,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from helpers import IDENTITY_BACKEND, wait_for
-from servers import TARGET, Server, oxiserve_bin
+from servers import TARGET, Server, oxiserve_validate
 from tensor_samples import sample
 
 pytestmark = pytest.mark.skipif(
@@ -243,16 +242,15 @@ def test_auto_complete_from_the_signature(clients, models):
 
 
 def test_validate_reports_the_broken_models(repo):
-    run = subprocess.run([str(oxiserve_bin()), "validate", str(repo)], capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 1, run.stdout + run.stderr
+    status, out, shown = oxiserve_validate(repo)
+    assert status == 1, shown
     for name, (_, words) in BROKEN.items():
-        lines = [line for line in run.stdout.splitlines() if f"error: {name}" in line]
-        assert lines, f"{name} not reported:\n{run.stdout}"
+        lines = [line for line in out.splitlines() if f"error: {name}" in line]
+        assert lines, f"{name} not reported:\n{out}"
         assert words[0] in lines[0], lines[0]
-    assert "ok: mlp (tensorflow, version 1)" in run.stdout, run.stdout
-    assert "ok: add_sub_graphdef (tensorflow, version 1)" in run.stdout, run.stdout
-    assert f"{len(BROKEN)} problem(s)" in run.stdout, run.stdout
+    assert "ok: mlp (tensorflow, version 1)" in out, out
+    assert "ok: add_sub_graphdef (tensorflow, version 1)" in out, out
+    assert f"{len(BROKEN)} problem(s)" in out, out
 
 
 def _maps(server):

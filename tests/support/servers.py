@@ -38,6 +38,14 @@ def oxiserve_bin():
     return Path(os.environ.get("OXISERVE_BIN", REPO_ROOT / "target/debug/oxiserve"))
 
 
+def oxiserve_validate(repo, timeout=300):
+    """`oxiserve validate REPO` run to its exit: (exit status, its standard
+    output, both outputs for assertion messages)."""
+    proc = subprocess.run([str(oxiserve_bin()), "validate", str(repo)],
+                          capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+
+
 def _port_free(port):
     with socket.socket() as s:
         try:

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use oxiserve_backend::{
     Backend, BackendLibraries, BackendQuery, ComputeTiming, InstanceContext, InstanceKind,
     ModelContext, ModelInstance, NoHost,
-    testing::{Collected, collecting_request},
+    testing::{Collected, collecting_request, fp32_values},
 };
 use oxiserve_backend_capi::{CapiLibraries, CapiSettings};
 use oxiserve_config::from_json;
@@ -146,14 +146,6 @@ fn run(instance: &mut dyn ModelInstance, requests: Vec<InferRequest>) -> Vec<Col
     collected
 }
 
-fn floats(tensor: &Tensor) -> Vec<f32> {
-    tensor
-        .data
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 #[test]
 fn a_batch_runs_through_the_library_and_each_request_gets_its_response() {
     let setup = Setup::new();
@@ -171,7 +163,7 @@ fn a_batch_runs_through_the_library_and_each_request_gets_its_response() {
         let response = events[0].response.as_ref().unwrap().as_ref().unwrap();
         assert_eq!(response.outputs[0].name, "OUT");
         assert_eq!(response.outputs[0].shape, vec![1, expected.len() as i64]);
-        assert_eq!(floats(&response.outputs[0]), expected);
+        assert_eq!(fp32_values(&response.outputs[0].data), expected);
         assert_eq!(response.parameters["batch"], ParameterValue::Int(2));
         let backend_config = response.parameters["backend_config"].as_str().unwrap();
         assert!(
@@ -218,7 +210,7 @@ fn a_decoupled_model_answers_from_a_response_factory() {
     for event in &events[..2] {
         assert!(!event.is_final);
         let response = event.response.as_ref().unwrap().as_ref().unwrap();
-        assert_eq!(floats(&response.outputs[0]), vec![2.0]);
+        assert_eq!(fp32_values(&response.outputs[0].data), vec![2.0]);
     }
     assert!(events[2].is_final && events[2].response.is_none());
 }
@@ -243,7 +235,7 @@ fn a_state_the_library_updates_goes_out_with_the_response() {
     let outputs: Vec<(&str, Vec<f32>)> = response
         .outputs
         .iter()
-        .map(|t| (t.name.as_str(), floats(t)))
+        .map(|t| (t.name.as_str(), fp32_values(&t.data)))
         .collect();
     assert_eq!(outputs, [("OUT", vec![7.0]), ("STATE_OUT", vec![7.0])]);
 }

@@ -6,12 +6,11 @@ mod onnx_file;
 
 use std::{path::Path, sync::Arc};
 
-use bytes::Bytes;
 use onnx_file::{FLOAT, Io, STRING};
 use oxiserve_backend::{
     AutoCompleteContext, Backend, ComputeTiming, InstanceContext, InstanceKind, Model,
     ModelContext, NoHost,
-    testing::{collecting_request, conformance, infer_once},
+    testing::{collecting_request, conformance, fp32_data, fp32_values, infer_once},
 };
 use oxiserve_backend_onnxruntime::{OnnxBackend, OnnxSettings};
 use oxiserve_proto::{
@@ -90,28 +89,13 @@ fn backend() -> OnnxBackend {
     OnnxBackend::new(OnnxSettings::default())
 }
 
-fn floats(values: &[f32]) -> Bytes {
-    values
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect::<Vec<u8>>()
-        .into()
-}
-
-fn to_floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 fn add_request(rows: usize, base: f32) -> InferRequest {
     let a: Vec<f32> = (0..rows * 4).map(|i| base + i as f32).collect();
     let shape = vec![rows as i64, 4];
     InferRequest {
         inputs: vec![
-            Tensor::new("A", DataType::Fp32, shape.clone(), floats(&a)),
-            Tensor::new("B", DataType::Fp32, shape, floats(&vec![0.5; rows * 4])),
+            Tensor::new("A", DataType::Fp32, shape.clone(), fp32_data(a)),
+            Tensor::new("B", DataType::Fp32, shape, fp32_data(vec![0.5; rows * 4])),
         ],
         ..Default::default()
     }
@@ -139,7 +123,7 @@ fn add_model_passes_the_conformance_kit() {
     let response = infer_once(model.as_ref(), add_request(1, 1.0), &["C"]).unwrap();
     assert_eq!(response.outputs[0].shape, vec![1, 4]);
     assert_eq!(
-        to_floats(&response.outputs[0].data),
+        fp32_values(&response.outputs[0].data),
         vec![1.5, 2.5, 3.5, 4.5]
     );
 }
@@ -170,7 +154,7 @@ fn a_batch_is_run_once_and_split_by_request() {
         let expected: Vec<f32> = (0..rows * 4)
             .map(|j| 100.0 * i as f32 + j as f32 + 0.5)
             .collect();
-        assert_eq!(to_floats(&output.data), expected, "request {i}");
+        assert_eq!(fp32_values(&output.data), expected, "request {i}");
     }
 }
 
@@ -261,7 +245,7 @@ fn a_wrong_input_size_fails_the_request_only() {
     write_add(dir.path());
     let model = load(dir.path(), add_config());
     let mut bad = add_request(1, 0.0);
-    bad.inputs[0].data = floats(&[1.0]);
+    bad.inputs[0].data = fp32_data([1.0]);
     let error = infer_once(model.as_ref(), bad, &["C"]).unwrap_err();
     assert!(error.message.contains("input 'A'"), "{}", error.message);
     infer_once(model.as_ref(), add_request(1, 0.0), &["C"]).unwrap();
@@ -283,5 +267,5 @@ fn a_gpu_instance_without_cuda_in_the_library_runs_on_the_cpu() {
         .as_ref()
         .unwrap()
         .outputs[0];
-    assert_eq!(to_floats(&output.data), vec![1.5, 2.5, 3.5, 4.5]);
+    assert_eq!(fp32_values(&output.data), vec![1.5, 2.5, 3.5, 4.5]);
 }

@@ -140,16 +140,8 @@ impl Signature {
         let mut left: Vec<(&String, &TensorInfo)> = self.inputs.iter().collect();
         for input in &mut config.input {
             if let Some(at) = left.iter().position(|(name, _)| **name == input.name) {
-                let (name, info) = left.remove(at);
-                fill(
-                    &model,
-                    name,
-                    info,
-                    batching,
-                    &mut input.data_type,
-                    &mut input.dims,
-                    &mut input.reshape,
-                )?;
+                let (_, info) = left.remove(at);
+                fill(&model, info, batching, input)?;
             }
         }
         let mut taken: Vec<&str> = config
@@ -166,15 +158,7 @@ impl Signature {
                 name: name.clone(),
                 ..Default::default()
             };
-            fill(
-                &model,
-                name,
-                info,
-                batching,
-                &mut input.data_type,
-                &mut input.dims,
-                &mut input.reshape,
-            )?;
+            fill(&model, info, batching, &mut input)?;
             config.input.push(input);
         }
         Ok(())
@@ -194,47 +178,55 @@ impl Signature {
                     name: name.clone(),
                     ..Default::default()
                 };
-                fill(
-                    &model,
-                    name,
-                    info,
-                    batching,
-                    &mut output.data_type,
-                    &mut output.dims,
-                    &mut output.reshape,
-                )?;
+                fill(&model, info, batching, &mut output)?;
                 config.output.push(output);
             }
             return Ok(());
         }
         for output in &mut config.output {
             if let Some(info) = self.outputs.get(&output.name) {
-                fill(
-                    &model,
-                    &output.name,
-                    info,
-                    batching,
-                    &mut output.data_type,
-                    &mut output.dims,
-                    &mut output.reshape,
-                )?;
+                fill(&model, info, batching, output)?;
             }
         }
         Ok(())
     }
 }
 
+/// An input or output of a configuration: the parts auto-complete fills.
+trait ConfigTensor {
+    /// Its name, datatype, dims and reshape.
+    fn parts(
+        &mut self,
+    ) -> (
+        &str,
+        &mut i32,
+        &mut Vec<i64>,
+        &mut Option<ModelTensorReshape>,
+    );
+}
+
+/// Implements [`ConfigTensor`] for configuration messages with these fields.
+macro_rules! config_tensor {
+    ($($message:ty),*) => {$(
+        impl ConfigTensor for $message {
+            fn parts(&mut self) -> (&str, &mut i32, &mut Vec<i64>, &mut Option<ModelTensorReshape>) {
+                (&self.name, &mut self.data_type, &mut self.dims, &mut self.reshape)
+            }
+        }
+    )*};
+}
+
+config_tensor!(ModelInput, ModelOutput);
+
 /// Fills a tensor's datatype when it has none, and its dims (with a
 /// reshape to `[]` when only the batch dimension is left) when empty.
 fn fill(
     model: &str,
-    name: &str,
     info: &TensorInfo,
     batching: Batching,
-    data_type: &mut i32,
-    dims: &mut Vec<i64>,
-    reshape: &mut Option<ModelTensorReshape>,
+    tensor: &mut impl ConfigTensor,
 ) -> Result<()> {
+    let (name, data_type, dims, reshape) = tensor.parts();
     if DataType::from_config_number(*data_type).is_none() {
         *data_type = dtype::from_tf(info.dtype).map_or(0, DataType::config_number);
     }

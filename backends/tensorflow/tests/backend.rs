@@ -6,10 +6,9 @@ mod graph_def;
 
 use std::{path::Path, sync::Arc};
 
-use bytes::Bytes;
 use oxiserve_backend::{
     Backend, ComputeTiming, InstanceContext, InstanceKind, Model, ModelContext, NoHost,
-    testing::{collecting_request, conformance, infer_once},
+    testing::{collecting_request, conformance, fp32_data, fp32_values, infer_once},
 };
 use oxiserve_backend_tensorflow::{TfBackend, TfSettings};
 use oxiserve_proto::{
@@ -70,21 +69,6 @@ fn load(dir: &Path) -> Arc<dyn Model> {
         .unwrap()
 }
 
-fn floats(values: impl IntoIterator<Item = f32>) -> Bytes {
-    values
-        .into_iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect::<Vec<u8>>()
-        .into()
-}
-
-fn to_floats(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 fn request(rows: usize, base: f32) -> InferRequest {
     let shape = vec![rows as i64, 4];
     InferRequest {
@@ -93,9 +77,9 @@ fn request(rows: usize, base: f32) -> InferRequest {
                 "A",
                 DataType::Fp32,
                 shape.clone(),
-                floats((0..rows * 4).map(|i| base + i as f32)),
+                fp32_data((0..rows * 4).map(|i| base + i as f32)),
             ),
-            Tensor::new("B", DataType::Fp32, shape, floats(vec![0.5; rows * 4])),
+            Tensor::new("B", DataType::Fp32, shape, fp32_data(vec![0.5; rows * 4])),
         ],
         ..Default::default()
     }
@@ -109,7 +93,7 @@ fn a_graph_def_passes_the_conformance_kit() {
     let response = infer_once(model.as_ref(), request(1, 1.0), &["C"]).unwrap();
     assert_eq!(response.outputs[0].shape, vec![1, 4]);
     assert_eq!(
-        to_floats(&response.outputs[0].data),
+        fp32_values(&response.outputs[0].data),
         vec![1.5, 2.5, 3.5, 4.5]
     );
 }
@@ -139,7 +123,7 @@ fn a_batch_is_run_once_and_split_by_request() {
             .map(|k| 100.0 * i as f32 + k as f32 + 0.5)
             .collect();
         assert_eq!(response.outputs[0].shape, vec![rows as i64, 4]);
-        assert_eq!(to_floats(&response.outputs[0].data), want);
+        assert_eq!(fp32_values(&response.outputs[0].data), want);
     }
 }
 

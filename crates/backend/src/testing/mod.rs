@@ -12,6 +12,7 @@ pub use parameters::config_with_parameters;
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use oxiserve_types::{InferRequest, Result};
 use parking_lot::Mutex;
 
@@ -19,6 +20,22 @@ use crate::contract::{InstanceContext, InstanceKind, Model};
 use crate::request::BackendRequest;
 use crate::sink::{BackendResponse, CancelFlag, ResponseEvent, ResponseSink, ResponseTarget};
 use crate::timing::ComputeTiming;
+
+/// FP32 values as tensor data (little-endian).
+pub fn fp32_data(values: impl IntoIterator<Item = f32>) -> Bytes {
+    values
+        .into_iter()
+        .flat_map(f32::to_le_bytes)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+/// FP32 tensor data as values.
+pub fn fp32_values(data: &[u8]) -> Vec<f32> {
+    data.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
 
 /// Everything one request received, in order.
 pub type Collected = Arc<Mutex<Vec<ResponseEvent>>>;
