@@ -15,6 +15,7 @@
 # (summed over versions), or nothing.
 # add_sub_body FILE: the JSON FP32 [1,4] add_sub request body of python_add_sub.sh.
 # check_answer PORT MODEL BODY KIND: one request; KIND identity (OUTPUT0 = INPUT0) or add_sub.
+#   KIND add_sub2: add_sub applied twice (OUTPUT0 = 2*INPUT0, OUTPUT1 = 2*INPUT1).
 
 _identity_repo() { # DIR BACKEND
   mkdir -p "$1/identity/1"
@@ -100,7 +101,7 @@ s = json.load(sys.stdin)["model_stats"]
 print(sum(int(m.get("inference_count", 0)) for m in s), sum(int(m.get("execution_count", 0)) for m in s))' 2>/dev/null || true
 }
 
-check_answer() { # PORT MODEL BODY KIND(identity|add_sub)
+check_answer() { # PORT MODEL BODY KIND(identity|add_sub|add_sub2)
   python3 - "$@" <<'PY'
 import http.client, json, sys
 port, model, body, kind = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -115,6 +116,9 @@ outs = {o["name"]: o for o in json.loads(data)["outputs"]}
 x = req["inputs"][0]["data"]
 if kind == "identity":
     want = {"OUTPUT0": x}
+elif kind == "add_sub2":  # add_sub applied twice: (x + y) + (x - y), (x + y) - (x - y)
+    y = req["inputs"][1]["data"]
+    want = {"OUTPUT0": [2 * p for p in x], "OUTPUT1": [2 * q for q in y]}
 else:
     y = req["inputs"][1]["data"]
     want = {"OUTPUT0": [p + q for p, q in zip(x, y)], "OUTPUT1": [p - q for p, q in zip(x, y)]}
@@ -242,14 +246,83 @@ perf_point() { # MODEL PORT CONNS DURATION [TOOL ARGS...]: one oxiserve-perf win
   # requests (every request the tool sent), duration_s (its wall time) and tool_cpu_s (its user +
   # system CPU time, /proc/self/stat) span the whole tool process, start-up and the requests
   # before and after the window included, the span a caller measures the server over.
+  # PERF_PROTOCOL (http) picks the protocol: grpc sends ModelInfer to PORT.
   local model=$1 port=$2 conns=$3 duration=${4%s} out
   shift 4
   out=$(mktemp)
-  "$PERF" -m "$model" -u "127.0.0.1:$port" -i http --concurrency-range "$conns" "$@" \
+  "$PERF" -m "$model" -u "127.0.0.1:$port" -i "${PERF_PROTOCOL:-http}" --concurrency-range "$conns" "$@" \
     -p $((duration * 1000)) -r 1 --json "$out" >/dev/null 2>&1 || true
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); t = r["totals"]; p = r["points"][0]; l = p["latency_us"]
 print("RESULT requests=%d duration_s=%.3f rps=%.1f p50_us=%d p90_us=%d p99_us=%d errors=%d non2xx=0 tool_cpu_s=%.2f" % (
     t["requests_sent"], t["wall_seconds"], p["requests_per_second"], l["p50"], l["p90"], l["p99"], p["errors"],
     t["tool_cpu_seconds"]))' "$out" 2>/dev/null || true
   rm -f "$out"
+}
+
+# --- report helpers over a runs table (TSV, a header line naming the columns) ---------------
+# runs_median TSV COLUMN [NAME=VALUE...]: the median of COLUMN over the rows whose columns NAME
+# hold VALUE, rounded to a whole number; nothing when no row matches.
+runs_median() {
+  local tsv=$1 col=$2; shift 2
+  awk -F'\t' -v k="$col" -v where="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(where, w, " "); next }
+    { for (i = 1; i <= n; i++) { split(w[i], kv, "="); if ($c[kv[1]] != kv[2]) next } print $c[k] }' "$tsv" | sort -g |
+    awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+# runs_failures TSV [NAME=VALUE...]: errors + non2xx summed over the matching rows.
+runs_failures() {
+  local tsv=$1; shift
+  awk -F'\t' -v where="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(where, w, " "); next }
+    { for (i = 1; i <= n; i++) { split(w[i], kv, "="); if ($c[kv[1]] != kv[2]) next } s += $c["errors"] + $c["non2xx"] }
+    END { print s + 0 }' "$tsv"
+}
+# runs_rows TSV: the rows after the header as Markdown table rows.
+runs_rows() { tail -n +2 "$1" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'; }
+# goal_line LABEL VALUE LIMIT LIMIT_TEXT OP(ge|le): "- LABEL: VALUE (goal >= LIMIT_TEXT) -> **met**"
+# or **NOT met**; "not measured" when VALUE is – (ratio's missing mark).
+goal_line() {
+  [ "$2" != "–" ] || { echo "- $1: not measured"; return; }
+  awk -v v="$2" -v l="$3" -v lt="$4" -v op="$5" -v label="$1" 'BEGIN { ok = op == "ge" ? v >= l : v <= l
+    printf "- %s: %s (goal %s %s) -> **%s**\n", label, v, op == "ge" ? ">=" : "<=", lt, ok ? "met" : "NOT met" }'
+}
+# machine_line: "N CPUs (model), M GiB, Linux release" for a results file.
+machine_line() {
+  echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)"
+}
+# tree_version: the checkout's short commit, with "(uncommitted changes)" when the tree differs.
+tree_version() { echo "$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"; }
+# server_version PORT: the "version" of GET /v2, or nothing.
+server_version() {
+  curl -s "http://127.0.0.1:$1/v2" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true
+}
+# run_order RUN ITEM...: the items in order for odd runs, reversed for even ones, so that runs
+# alternate which item goes first.
+run_order() {
+  local r=$1 items=() i; shift
+  if [ $((r % 2)) = 1 ]; then items=("$@"); else for i in "$@"; do items=("$i" "${items[@]}"); done; fi
+  echo "${items[@]}"
+}
+# result_fields LINE FIELD...: the FIELDs' values of a perf_point "RESULT k=v ..." line, tab-separated.
+result_fields() {
+  local line=$1 f kv values=(); shift
+  for f in "$@"; do for kv in ${line#RESULT }; do [ "${kv%%=*}" != "$f" ] || values+=("${kv#*=}"); done; done
+  (IFS=$'\t'; echo "${values[*]}")
+}
+
+# --- servers by target ------------------------------------------------------------------------
+# server_cmd TARGET PORT REPO [ARGS]: the command line serving REPO with HTTP on PORT, gRPC on
+# PORT+1 and metrics on PORT+2: TARGET oxiserve runs $OXISERVE_BIN (target/release/oxiserve),
+# triton real Triton ($TRITON_SH, /work/shared/tools/real-triton.sh); ARGS appended.
+server_cmd() {
+  local ports="--http-port=$2 --grpc-port=$(($2 + 1)) --metrics-port=$(($2 + 2))" bin
+  case $1 in
+    oxiserve) bin=${OXISERVE_BIN:-target/release/oxiserve} ;;
+    triton) bin="bash ${TRITON_SH:-/work/shared/tools/real-triton.sh}" ;;
+  esac
+  echo "$bin --model-repository=$3 $ports${4:+ $4}"
+}
+# stop_servers: stop_server for every pid of the caller's associative array PIDS (target -> pid).
+stop_servers() {
+  local t
+  for t in "${!PIDS[@]}"; do SERVER_PID=${PIDS[$t]}; stop_server; done
+  PIDS=()
 }

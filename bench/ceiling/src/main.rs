@@ -1,93 +1,69 @@
-//! Benchmark ceiling: `POST /v2/models/{model}/infer` parses a KServe v2 JSON infer
-//! request and answers `{"model_name", "model_version": "1", "outputs": [...]}`
-//! whose outputs echo the inputs (INPUT<n> -> OUTPUT<n>). `GET /v2/models/identity`
-//! and `GET /v2/models/identity/config` answer static metadata and configuration of
-//! bench/http_identity.sh's identity model, which oxiserve-perf reads before sending.
-//! Usage: `ceiling --port N`.
+//! Benchmark ceiling of bench/http_identity.sh: the least work a KServe v2 server does to
+//! answer the identity model, in each protocol measured. One process serves HTTP (axum; JSON
+//! tensors in `http_json`, the binary tensor extension in `http_binary`) on `--port` and gRPC
+//! (tonic, `grpc`) on `--grpc-port` (default: the HTTP port + 1). Inference echoes the inputs
+//! back as outputs, for any model name; metadata and configuration exist for `identity` only
+//! (`model`).
+//! Usage: `ceiling --port N [--grpc-port M]`.
 
-use axum::{
-    Json, Router,
-    extract::Path,
-    routing::{get, post},
-};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+mod grpc;
+mod http;
+mod http_binary;
+mod http_json;
+mod model;
 
-#[derive(Deserialize)]
-struct InferRequest {
-    inputs: Vec<Tensor>,
+use tokio::net::TcpListener;
+
+fn usage(problem: &str) -> ! {
+    eprintln!("ceiling: {problem}\nusage: ceiling --port N [--grpc-port M]");
+    std::process::exit(2);
 }
 
-#[derive(Deserialize, Serialize)]
-struct Tensor {
-    name: String,
-    datatype: String,
-    shape: Vec<i64>,
-    data: Vec<Value>,
-}
-
-#[derive(Serialize)]
-struct InferResponse {
-    model_name: String,
-    model_version: &'static str,
-    outputs: Vec<Tensor>,
-}
-
-async fn infer(Path(model): Path<String>, Json(req): Json<InferRequest>) -> Json<InferResponse> {
-    let outputs = req
-        .inputs
-        .into_iter()
-        .map(|t| Tensor { name: t.name.replacen("INPUT", "OUTPUT", 1), ..t })
-        .collect();
-    Json(InferResponse { model_name: model, model_version: "1", outputs })
-}
-
-async fn identity_metadata() -> Json<Value> {
-    let tensor = |name: &str| json!({"name": name, "datatype": "FP32", "shape": [-1, 16]});
-    Json(json!({
-        "name": "identity",
-        "versions": ["1"],
-        "platform": "identity",
-        "inputs": [tensor("INPUT0")],
-        "outputs": [tensor("OUTPUT0")],
-    }))
-}
-
-async fn identity_config() -> Json<Value> {
-    let tensor = |name: &str| json!({"name": name, "data_type": "TYPE_FP32", "dims": [16]});
-    Json(json!({
-        "name": "identity",
-        "backend": "identity",
-        "max_batch_size": 8,
-        "input": [tensor("INPUT0")],
-        "output": [tensor("OUTPUT0")],
-    }))
-}
-
-fn port_from_args() -> u16 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = match args.as_slice() {
-        [flag, v] if flag == "--port" => v.clone(),
-        [arg] if arg.starts_with("--port=") => arg["--port=".len()..].to_string(),
-        _ => {
-            eprintln!("usage: ceiling --port N");
-            std::process::exit(2);
-        }
-    };
-    value.parse().unwrap_or_else(|_| {
-        eprintln!("ceiling: bad port '{value}'");
-        std::process::exit(2);
-    })
+/// The HTTP and gRPC ports from `--port N [--grpc-port M]` (also `--flag=N`).
+fn ports_from_args() -> (u16, u16) {
+    let (mut http, mut grpc) = (None, None);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let (flag, value) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
+            None => (arg, None),
+        };
+        let slot = match flag.as_str() {
+            "--port" => &mut http,
+            "--grpc-port" => &mut grpc,
+            _ => usage(&format!("unknown argument '{flag}'")),
+        };
+        let value = value
+            .or_else(|| args.next())
+            .unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+        *slot = Some(
+            value
+                .parse::<u16>()
+                .unwrap_or_else(|_| usage(&format!("bad {flag} '{value}'"))),
+        );
+    }
+    let http = http.unwrap_or_else(|| usage("--port is required"));
+    let grpc = grpc.unwrap_or_else(|| {
+        http.checked_add(1)
+            .unwrap_or_else(|| usage("no port after --port for gRPC"))
+    });
+    (http, grpc)
 }
 
 #[tokio::main]
 async fn main() {
-    let port = port_from_args();
-    let app = Router::new()
-        .route("/v2/models/{model}/infer", post(infer))
-        .route("/v2/models/identity", get(identity_metadata))
-        .route("/v2/models/identity/config", get(identity_config));
-    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await.expect("bind");
-    eprintln!("ceiling: listening on 0.0.0.0:{port}");
-    axum::serve(listener, app).await.expect("serve");
+    let (http_port, grpc_port) = ports_from_args();
+    let bind = |port| TcpListener::bind(("0.0.0.0", port));
+    let http_listener = bind(http_port)
+        .await
+        .unwrap_or_else(|e| usage(&format!("cannot bind HTTP port {http_port}: {e}")));
+    let grpc_listener = bind(grpc_port)
+        .await
+        .unwrap_or_else(|e| usage(&format!("cannot bind gRPC port {grpc_port}: {e}")));
+    eprintln!("ceiling: HTTP on 0.0.0.0:{http_port}, gRPC on 0.0.0.0:{grpc_port}");
+    let grpc = tokio::spawn(grpc::serve(grpc_listener));
+    tokio::select! {
+        served = axum::serve(http_listener, http::router()) => served.expect("serve HTTP"),
+        served = grpc => served.expect("gRPC task").expect("serve gRPC"),
+    }
 }
