@@ -10,16 +10,20 @@
 #   raw      bench/openvino/raw_ov.py: rows/s per batch size in RAW_BATCHES; the best = "raw"
 #   server   target/release/oxiserve, max_batch_size MAX_BATCH, dynamic_batching
 #            { max_queue_delay_microseconds: QUEUE_DELAY_US }; oxiserve-perf sending one row per
-#            request (binary tensor extension) at each CONCURRENCY: rows/s, p50, p99, avg batch
+#            request at each CONCURRENCY: rows/s, p50, p99, avg batch. TRANSPORT: binary (the
+#            tensors in the HTTP bodies, binary tensor extension) or shm (the tensors in POSIX
+#            shared memory registered with the server, Triton's system shared memory extension:
+#            the HTTP requests carry only their JSON headers)
 # Headline: server rows/s at its best concurrency / raw rows/s at its best batch; goal >= 0.90.
 # Raw and server runs alternate RUNS times; medians. Results: bench/results/openvino_throughput.md.
 #
 #   bench/openvino_throughput.sh
 #   MODEL=encoder bench/openvino_throughput.sh      # results: bench/results/openvino_throughput_encoder.md
 #   BUILD=0 RUNS=1 DURATION=3s RAW_DURATION=2 RESULTS=/tmp/ov.md bench/openvino_throughput.sh
+#   MODEL=encoder TRANSPORT=shm bench/openvino_throughput.sh   # results: ..._encoder_shm.md
 #
 # Settings (environment): MODEL (mlp), SETUPS (1 2), RUNS (3), DURATION (5s), WARMUP (2s), RAW_DURATION (3),
-# RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), BUILD (1),
+# RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), TRANSPORT (binary), BUILD (1),
 # OXISERVE_BIN (target/release/oxiserve), PYTHON (.venv/bin/python), RESULTS. Ports: 18450-18452.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +41,17 @@ BUILD=${BUILD:-1}
 OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
+TRANSPORT=${TRANSPORT:-binary}
+case $TRANSPORT in
+  binary) suffix= ;;
+  shm) suffix=_shm ;;
+  *) echo "TRANSPORT must be binary or shm" >&2; exit 2 ;;
+esac
 case $M in
   mlp) ABOUT="The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row)"
-    RESULTS=${RESULTS:-bench/results/openvino_throughput.md} ;;
+    RESULTS=${RESULTS:-bench/results/openvino_throughput$suffix.md} ;;
   encoder) ABOUT="The encoder of \`bench/onnx/make_models.py\` (X FP32 [N,64,256] pre-embedded tokens -> 2 transformer encoder blocks, 4 heads, FFN 1024 -> Y [N,64,256]; 64 KB in and out per row)"
-    RESULTS=${RESULTS:-bench/results/openvino_throughput_encoder.md} ;;
+    RESULTS=${RESULTS:-bench/results/openvino_throughput_encoder$suffix.md} ;;
   *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
 esac
 PORT=18450
@@ -83,7 +93,10 @@ CFG
   echo "$dir"
 }
 cmd() { echo "$OXISERVE_BIN --model-repository=$1 --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))"; }
-perf_args="--input-data $WORK/data/$M.data.json --input-tensor-format binary --output-tensor-format binary"
+case $TRANSPORT in
+  binary) perf_args="--input-data $WORK/data/$M.data.json --input-tensor-format binary --output-tensor-format binary" ;;
+  shm) perf_args="--input-data $WORK/data/$M.data.json --shared-memory system" ;;
+esac
 
 echo -e "setup\tbatch\trun\trows_per_s" >"$WORK/raw.tsv"
 echo -e "setup\tconns\trun\trps\tp50_us\tp99_us\tbatch" >"$WORK/runs.tsv"
@@ -125,7 +138,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
     awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 {
-  echo "# OpenVINO backend: oxiserve with dynamic batching vs raw OpenVINO (KServe v2 over HTTP)"
+  echo "# OpenVINO backend: oxiserve with dynamic batching vs raw OpenVINO (KServe v2 over HTTP$([ "$TRANSPORT" = binary ] || echo ', tensors in system shared memory'))"
   echo
   echo "$ABOUT, converted to OpenVINO IR, served by oxiserve's \`openvino\` backend with dynamic batching, one row per request, against the same IR run by OpenVINO's Python runtime directly (\`InferRequest.infer\` back to back, same wheel, same NUM_STREAMS, best batch size), in the same run. Goal: server >= 0.90 of raw."
   echo
@@ -147,7 +160,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
   echo "## Command"
   echo
   echo '```sh'
-  echo "MODEL=$M SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US BUILD=$BUILD bench/openvino_throughput.sh"
+  echo "MODEL=$M SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US TRANSPORT=$TRANSPORT BUILD=$BUILD bench/openvino_throughput.sh"
   echo '```'
   echo
   echo "Server config (setup ${SETUPS%% *}):"

@@ -1,19 +1,16 @@
 //! The default scheduler: one shared queue; each free instance takes the next
 //! request and executes it alone.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-    time::{Duration, Instant},
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
 };
 
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender};
 use oxiserve_types::{Error, Result};
 use parking_lot::Mutex;
 
-use super::{BatchSource, InstanceLoad, Job, Retired, Waiting};
+use super::{BatchSource, InstanceLoad, Job, Retired, Waiting, idle_polling::IdlePolling};
 
 /// The queue's sending side, shared by all requests of one model version.
 #[derive(Debug)]
@@ -67,6 +64,7 @@ impl DefaultScheduler {
             // scheduler prepares it for the instance): a lone request cannot
             // grow into a batch.
             load: Arc::new(InstanceLoad::new(self.waiting.clone(), None)),
+            polling: IdlePolling::default(),
         })
     }
 }
@@ -76,15 +74,14 @@ struct QueueSource {
     pending: Arc<AtomicUsize>,
     retired: Retired,
     load: Arc<InstanceLoad>,
+    polling: IdlePolling,
 }
 
-impl QueueSource {
-    /// Waits for the next job, or until the source is retired.
-    fn wait(&self) -> Option<Job> {
-        crossbeam_channel::select! {
-            recv(self.rx) -> job => job.ok(),
-            recv(self.retired.wake()) -> _ => None,
-        }
+/// Waits for the next job, or until the source is retired.
+fn wait(rx: &Receiver<Job>, retired: &Retired) -> Option<Job> {
+    crossbeam_channel::select! {
+        recv(rx) -> job => job.ok(),
+        recv(retired.wake()) -> _ => None,
     }
 }
 
@@ -93,7 +90,8 @@ impl BatchSource for QueueSource {
         if self.retired.is_set() {
             return None;
         }
-        let job = wait_briefly(&self.rx).or_else(|| self.wait())?;
+        let (rx, retired) = (&self.rx, &self.retired);
+        let job = self.polling.next(rx, || wait(rx, retired))?;
         // Taken first: the job counts as pending in one place or the other.
         self.load.take(1);
         self.pending.fetch_sub(1, Ordering::Relaxed);
@@ -102,25 +100,5 @@ impl BatchSource for QueueSource {
 
     fn load(&self) -> Arc<InstanceLoad> {
         self.load.clone()
-    }
-}
-
-/// How long an idle instance keeps looking for work before it sleeps. Under
-/// load the next request comes sooner than this, so the instance thread
-/// never pays for a sleep and a wake-up per request; an idle server spends
-/// nothing.
-const IDLE_SPIN: Duration = Duration::from_micros(50);
-
-/// The next job if one arrives within [`IDLE_SPIN`], yielding the CPU to
-/// other threads while it waits.
-fn wait_briefly(rx: &Receiver<Job>) -> Option<Job> {
-    let start = Instant::now();
-    loop {
-        match rx.try_recv() {
-            Ok(job) => return Some(job),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) if start.elapsed() >= IDLE_SPIN => return None,
-            Err(TryRecvError::Empty) => std::thread::yield_now(),
-        }
     }
 }

@@ -9,6 +9,7 @@ mod batch_rules;
 mod default;
 mod dynamic;
 mod ensemble;
+mod idle_polling;
 mod job;
 mod load;
 mod runner;
