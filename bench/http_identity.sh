@@ -8,11 +8,12 @@
 #              configuration, static, for oxiserve-perf)
 #   oxiserve - target/release/oxiserve serving an identity-backend model
 #   triton   - real Triton (/work/shared/tools/real-triton.sh) serving a Python identity model
-# Each target in turn: build, start, wait for readiness; then each protocol: check one answer
-# (OUTPUT0 = the request's INPUT0), warm up, then one oxiserve-perf window (crates/perf; one
-# request in flight per connection, the values of bench/data/identity_fp32_1x16.json) at each
-# concurrency RUNS times; finally bench/results/http_identity.md gets, per protocol, medians,
-# ratios and issue 29's goals (oxiserve against the ceiling).
+# Every target is built, started and waited for, and all stay up; then per protocol each
+# target's answer is checked (OUTPUT0 = the request's INPUT0) and it is warmed up, and per
+# concurrency RUNS oxiserve-perf windows (crates/perf; one request in flight per connection,
+# the values of bench/data/identity_fp32_1x16.json) run on each target, alternating between
+# the targets; finally bench/results/http_identity.md gets, per protocol, medians, ratios and
+# issue 29's goals (oxiserve against the ceiling).
 #
 #   TARGETS="ceiling oxiserve triton" PROTOCOLS="json binary grpc" RUNS=3 DURATION=10s bench/http_identity.sh
 #
@@ -57,7 +58,7 @@ declare -A REQUEST=(
   [grpc]='`ModelInfer` with INPUT0 in `raw_input_contents`, one HTTP/2 connection per connection counted'
 )
 # STATUS: per target (build, start); PSTATUS: per target/protocol (answer, measurement).
-declare -A STATUS=() PSTATUS=() CMD=() VERSION=() BUSY=()
+declare -A STATUS=() PSTATUS=() CMD=() VERSION=() BUSY=() PIDS=()
 
 for p in $PROTOCOLS; do [ -n "${TITLE[$p]:-}" ] || { echo "unknown protocol '$p' (json, binary, grpc)" >&2; exit 2; }; done
 WORK=$(mktemp -d -t http-identity-bench.XXXXXX)
@@ -70,7 +71,7 @@ stop_server() {
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 }
-trap 'stop_server; rm -rf "$WORK"' EXIT
+trap 'stop_servers; stop_server; rm -rf "$WORK"' EXIT
 log() { echo "[bench] $*" >&2; }
 
 # --- model repositories: the same config, backend "identity" or "python" -----------------
@@ -163,6 +164,10 @@ result_row() { # "RESULT k=v ..." (perf_point) -> rps p50_us p90_us p99_us error
 }
 max_conns=$(tr ' ' '\n' <<<"$CONCURRENCY" | sort -n | tail -n 1)
 ensure_perf "$BUILD" >"$WORK/perf.build.log" 2>&1 || { tail -n 5 "$WORK/perf.build.log" >&2; exit 1; }
+# Every target is started first and stays up; then per protocol and point the runs alternate
+# between the targets (the first target first in odd runs, last in even ones), so the drift of
+# this shared VM's speed falls on all of them alike. The targets not measured idle meanwhile.
+up=()
 for t in $TARGETS; do
   [ -n "${PORT[$t]:-}" ] || { log "unknown target '$t'"; exit 2; }
   set_cmd "$t"
@@ -178,18 +183,28 @@ for t in $TARGETS; do
     STATUS[$t]="failed to start ($why); server log: $(grep -v '^[|+]' "$WORK/$t.log" | tail -n 3 | tr '\n' ' ')"
     log "${STATUS[$t]}"; stop_server; continue
   fi
+  PIDS[$t]=$SERVER_PID
   STATUS[$t]=ok
   [ "$t" != ceiling ] || [ "$BUILD" = 1 ] || STATUS[$t]+=$(ceiling_stale)
   VERSION[$t]=$(curl -s "http://127.0.0.1:${PORT[$t]}/v2" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("version",""))' 2>/dev/null || true)
-  for p in $PROTOCOLS; do
+  up+=("$t")
+done
+for p in $PROTOCOLS; do
+  ready=()
+  for t in "${up[@]}"; do
     if ! why=$(check_answer_in "$p" "${PORT[$t]}"); then
       PSTATUS[$t/$p]="wrong answer: $why"; log "$t $p: ${PSTATUS[$t/$p]}"; continue
     fi
     log "$t $p: warm-up ($WARMUP at $max_conns connections)"
     run_load "$p" "$max_conns" "$WARMUP" >/dev/null
     PSTATUS[$t/$p]=ok
-    for c in $CONCURRENCY; do
-      for r in $(seq "$RUNS"); do
+    ready+=("$t")
+  done
+  [ ${#ready[@]} -gt 0 ] || continue
+  for c in $CONCURRENCY; do
+    for r in $(seq "$RUNS"); do
+      # shellcheck disable=SC2046 # run_order prints the targets, one word each
+      for t in $(run_order "$r" "${ready[@]}"); do
         out=$(run_load "$p" "$c" "$DURATION" | grep '^RESULT ' || true)
         [ -n "$out" ] || { PSTATUS[$t/$p]="ok, except: oxiserve-perf gave no result at $c connections, run $r"; continue; }
         log "$t $p c=$c run $r: $out"
@@ -197,8 +212,8 @@ for t in $TARGETS; do
       done
     done
   done
-  stop_server
 done
+stop_servers
 
 # --- report ---------------------------------------------------------------------------------
 median() { # PROTOCOL TARGET CONNS COLUMN -> median over runs, or empty
@@ -250,7 +265,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "cargo build --release --locked -p oxiserve-perf"
   echo "cargo build --release --locked --manifest-path bench/ceiling/Cargo.toml"
   echo "cargo build --release --locked --bin oxiserve"
-  echo "# servers, one at a time (REPO_*: temporary model repositories, see below)"
+  echo "# servers, all up at once; per point the runs alternate between them (REPO_*: temporary model repositories, see below)"
   for t in $ALL_TARGETS; do
     set_cmd "$t"; echo "${CMD[$t]}" | sed "s|$WORK/repo-oxiserve|\$REPO_OXISERVE|; s|$WORK/repo-triton|\$REPO_TRITON|"
   done
