@@ -15,6 +15,7 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from c_backends import addsub, backend_directory, erring, write
+from helpers import repository_index
 from models import ModelSpec, Tensor
 from servers import Server
 
@@ -62,14 +63,6 @@ def server(layout):
         yield server
 
 
-def _index(clients, how):
-    if how == "http":
-        models = clients["http"].get_model_repository_index()
-    else:
-        models = clients["grpc"].get_model_repository_index(as_json=True)["models"]
-    return {m["name"]: m for m in models}
-
-
 def _good_serves(client, how="http"):
     a = np.arange(8, dtype=np.float32).reshape(2, 4)
     inputs = []
@@ -84,7 +77,7 @@ def _good_serves(client, how="http"):
 @pytest.mark.parametrize("how", ["http", "grpc"])
 @pytest.mark.parametrize("model", list(FAILED))
 def test_c_api_failed_model_has_its_reason(layout, clients, model, how):
-    entry = _index(clients, how)[model]
+    entry = repository_index(clients, how)[model]
     assert entry["state"] == "UNAVAILABLE", entry
     for needle in FAILED[model]:
         assert needle.format(**layout) in entry.get("reason", ""), entry
@@ -93,7 +86,7 @@ def test_c_api_failed_model_has_its_reason(layout, clients, model, how):
 
 @pytest.mark.oxiserve_only  # Triton's message does not say where it looked
 def test_c_api_missing_library_says_where_it_looked(layout, clients):
-    reason = _index(clients, "http")["nosuch"]["reason"]
+    reason = repository_index(clients, "http")["nosuch"]["reason"]
     for folder in (layout["repo"] / "nosuch" / "1", layout["repo"] / "nosuch",
                    layout["backends"] / "nosuch"):
         assert str(folder) in reason, reason

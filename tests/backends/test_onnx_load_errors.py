@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
-from helpers import Http, expect_still_serving
+from helpers import Http, expect_still_serving, repository_index
 from models import identity, write_model
 from onnx_models import add_model, assert_same, sample, write_folder
 from servers import TARGET, Server, oxiserve_bin
@@ -81,16 +81,12 @@ def server(tmp_path_factory):
 
 
 def _index(clients, how, server):
-    if how == "http":
-        models = clients["http"].get_model_repository_index()
-    elif how == "grpc":
-        models = clients["grpc"].get_model_repository_index(as_json=True)["models"]
-    else:
-        with Http(server.url) as http:
-            resp = http.post("/v2/repository/index", {})
-            assert resp.status_code == 200, resp.text
-            models = resp.json()
-    return {m["name"]: m for m in models}
+    if how in ("http", "grpc"):
+        return repository_index(clients, how)
+    with Http(server.url) as http:
+        resp = http.post("/v2/repository/index", {})
+        assert resp.status_code == 200, resp.text
+        return {m["name"]: m for m in resp.json()}
 
 
 def _infer_good(client):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
-from helpers import Http, expect_still_serving
+from helpers import Http, expect_still_serving, repository_index
 from models import identity, write_model
 from openvino_models import add_sub_model, sample
 from servers import TARGET, Server, oxiserve_bin
@@ -93,14 +93,6 @@ def server(tmp_path_factory):
         yield server
 
 
-def _index(clients, how):
-    if how == "http":
-        models = clients["http"].get_model_repository_index()
-    else:
-        models = clients["grpc"].get_model_repository_index(as_json=True)["models"]
-    return {m["name"]: m for m in models}
-
-
 def _infer_good(client):
     feeds = {"A": sample("FP32", [2, 4], 1), "B": sample("FP32", [2, 4], 2)}
     inputs = []
@@ -121,7 +113,7 @@ def test_good_model_serves(clients):
 @pytest.mark.parametrize("how", ["http", "grpc"])
 @pytest.mark.parametrize("name", list(BAD))
 def test_unavailable_with_reason(clients, name, how):
-    entry = _index(clients, how).get(name)
+    entry = repository_index(clients, how).get(name)
     assert entry is not None, f"{name} missing from the repository index"
     assert entry["state"] == "UNAVAILABLE", entry
     for needle in BAD[name][1]:

@@ -110,3 +110,13 @@ def wait_for(predicate, timeout=30.0, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def repository_index(clients, how):
+    """The repository index by model name, asked through `clients[how]` (a
+    tritonclient: "http", or "grpc" with the index as JSON)."""
+    if how == "http":
+        models = clients["http"].get_model_repository_index()
+    else:
+        models = clients["grpc"].get_model_repository_index(as_json=True)["models"]
+    return {m["name"]: m for m in models}
