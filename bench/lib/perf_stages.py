@@ -28,7 +28,7 @@ LEAF_STAGES = [
     ("HTTP/1 (hyper)", r"hyper|httparse|\bhttp::"),
     ("KServe JSON codec", r"oxiserve_http::codec|serde_json|dtoa|grisu|ryu|itoa"),
     ("routing (axum, tower)", r"axum|tower|matchit"),
-    ("scheduler queue (crossbeam)", r"crossbeam|scheduler"),
+    ("scheduler: queue, inline execution (crossbeam, oxiserve's)", r"crossbeam|oxiserve_core::scheduler"),
     ("request, validation, statistics (oxiserve)", r"oxiserve_"),
     ("memory allocator (mimalloc)", r"\bmi_|_mi_|malloc|\bfree"),
     ("async runtime (tokio, mio)", r"tokio|mio"),

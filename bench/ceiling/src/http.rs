@@ -7,16 +7,16 @@ use axum::{
     Json, Router,
     body::Bytes,
     extract::Path,
-    http::{HeaderMap, HeaderName, StatusCode},
-    response::{IntoResponse, Response},
+    http::HeaderMap,
+    response::Response,
     routing::{get, post},
 };
 use serde_json::{Value, json};
 
-use crate::{http_binary, http_json, model};
-
-/// The header giving the length of a binary request's (or response's) JSON header.
-pub const HEADER_LENGTH: HeaderName = HeaderName::from_static("inference-header-content-length");
+use crate::{
+    http_answer::{HEADER_LENGTH, bad_request},
+    http_binary, http_json, model,
+};
 
 /// The HTTP routes.
 pub fn router() -> Router {
@@ -34,11 +34,6 @@ async fn infer(Path(model): Path<String>, headers: HeaderMap, body: Bytes) -> Re
         },
         None => http_json::infer(model, &body),
     }
-}
-
-/// A 400 answer with Triton's `{"error": ...}` body.
-pub fn bad_request(error: String) -> Response {
-    (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response()
 }
 
 async fn metadata() -> Json<Value> {

@@ -14,7 +14,7 @@ use axum::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    http::{HEADER_LENGTH, bad_request},
+    http_answer::{HEADER_LENGTH, bad_request},
     model,
 };
 

@@ -9,7 +9,7 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{http::bad_request, model};
+use crate::{http_answer::bad_request, model};
 
 #[derive(Deserialize)]
 struct InferRequest {

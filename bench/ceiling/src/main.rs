@@ -8,6 +8,7 @@
 
 mod grpc;
 mod http;
+mod http_answer;
 mod http_binary;
 mod http_json;
 mod model;

@@ -66,6 +66,15 @@ pub struct ModelContext {
 pub trait Model: Send + Sync {
     /// Creates an instance; called on the instance's own thread.
     fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>>;
+
+    /// Whether its instances' `execute` is short and never blocks (no I/O,
+    /// no sleeping, no waiting for another thread), so that the server may
+    /// run it on the thread that admitted the request while an instance is
+    /// idle, instead of handing the request to the instance's thread. The
+    /// default is `false`: every batch runs on the instance's own thread.
+    fn executes_inline(&self) -> bool {
+        false
+    }
 }
 
 /// Where an instance runs (`instance_group.kind`).
@@ -86,8 +95,10 @@ pub struct InstanceContext {
     pub device_id: i32,
 }
 
-/// One instance of a model, run on one thread; never shared between threads
-/// at the same time, so it may hold mutable state (a session, a subprocess).
+/// One instance of a model, created, warmed up and dropped on its own thread;
+/// never used by two threads at the same time, so it may hold mutable state
+/// (a session, a subprocess). Its batches run on that thread, or, where its
+/// model [executes inline](Model::executes_inline), on the admitting thread.
 pub trait ModelInstance: Send {
     /// Runs a batch. Every request must be answered through its sink, with a
     /// final flag last (dropping a sink answers with an error). The instance

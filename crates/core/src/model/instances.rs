@@ -221,6 +221,7 @@ impl Instances {
             label: source.label.clone(),
             warmup: source.warmup.clone(),
             rate_limit,
+            inline: self.scheduler.inline_instances(),
         })?;
         self.running.lock().push(Running {
             runner,

@@ -1,5 +1,7 @@
 //! The default scheduler: one shared queue; each free instance takes the next
-//! request and executes it alone.
+//! request and executes it alone. While nothing is queued, a model that
+//! executes inline runs the request on an idle instance at once, on the
+//! admitting thread (see `inline.rs`).
 
 use std::sync::{
     Arc,
@@ -10,7 +12,9 @@ use crossbeam_channel::{Receiver, Sender};
 use oxiserve_types::{Error, Result};
 use parking_lot::Mutex;
 
-use super::{BatchSource, InstanceLoad, Job, Retired, Waiting, idle_polling::IdlePolling};
+use super::{
+    BatchSource, InlineInstances, InstanceLoad, Job, Retired, Waiting, idle_polling::IdlePolling,
+};
 
 /// The queue's sending side, shared by all requests of one model version.
 #[derive(Debug)]
@@ -20,6 +24,8 @@ pub(crate) struct DefaultScheduler {
     pending: Arc<AtomicUsize>,
     /// Requests instances took while busy with another (pipelining backends).
     waiting: Waiting,
+    /// The instances admitting threads may execute on.
+    inline: InlineInstances,
 }
 
 impl DefaultScheduler {
@@ -30,18 +36,36 @@ impl DefaultScheduler {
             rx,
             pending: Arc::default(),
             waiting: Waiting::default(),
+            inline: InlineInstances::default(),
         }
     }
 
-    /// Queues a request; refused once the scheduler stopped.
+    /// Queues a request (or, while nothing is queued, executes it on an idle
+    /// instance that executes inline); refused once the scheduler stopped.
     pub fn enqueue(&self, job: Job) -> Result<()> {
-        let tx = self.tx.lock().clone();
-        let tx = tx.ok_or_else(|| Error::unavailable("the model is unloading"))?;
+        let stopped = || Error::unavailable("the model is unloading");
+        let job = if self.pending() == 0 {
+            if self.tx.lock().is_none() {
+                return Err(stopped());
+            }
+            match self.inline.try_execute(job) {
+                Some(job) => job,
+                None => return Ok(()),
+            }
+        } else {
+            job
+        };
+        let tx = self.tx.lock().clone().ok_or_else(stopped)?;
         self.pending.fetch_add(1, Ordering::Relaxed);
         tx.send(job).map_err(|_| {
             self.pending.fetch_sub(1, Ordering::Relaxed);
-            Error::unavailable("the model is unloading")
+            stopped()
         })
+    }
+
+    /// The instances that admitting threads may execute on.
+    pub fn inline_instances(&self) -> InlineInstances {
+        self.inline.clone()
     }
 
     /// Requests queued, or taken by an instance that did not start them.

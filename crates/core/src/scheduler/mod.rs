@@ -9,7 +9,9 @@ mod batch_rules;
 mod default;
 mod dynamic;
 mod ensemble;
+mod execution;
 mod idle_polling;
+mod inline;
 mod job;
 mod load;
 mod runner;
@@ -24,6 +26,7 @@ use oxiserve_types::Result;
 pub(crate) use default::DefaultScheduler;
 pub(crate) use dynamic::DynamicBatcher;
 pub(crate) use ensemble::{EnsembleScheduler, StepHost};
+pub(crate) use inline::{InlineInstances, SharedInstance};
 pub(crate) use job::{BatchSource, Job, Retired};
 pub(crate) use load::{InstanceLoad, Waiting};
 pub(crate) use runner::{InstanceRunner, RunnerSpec};
@@ -114,6 +117,15 @@ impl Scheduler {
             Self::Dynamic(d) => d.source(retired),
             Self::Ensemble(e) => e.source(),
             Self::Sequence(s) => s.source(retired),
+        }
+    }
+
+    /// Where admitting threads may execute on idle instances: the default
+    /// scheduler's (the batchers form batches; an ensemble has no instances).
+    pub fn inline_instances(&self) -> Option<InlineInstances> {
+        match self {
+            Self::Default(d) => Some(d.inline_instances()),
+            Self::Dynamic(_) | Self::Ensemble(_) | Self::Sequence(_) => None,
         }
     }
 

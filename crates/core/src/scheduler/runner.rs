@@ -1,22 +1,21 @@
-//! Instance runners: one OS thread per model instance, executing the batches
-//! its scheduler hands out, timing them for statistics, and surviving a
-//! panicking backend.
+//! Instance runners: one OS thread per model instance, which creates and
+//! warms up the instance, executes the batches its scheduler hands out, and
+//! finalizes it. A model that executes inline also lends the idle instance
+//! to the threads that admit requests (`inline.rs`).
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
     sync::{Arc, mpsc},
     thread::JoinHandle,
-    time::Instant,
 };
 
-use oxiserve_backend::{ComputeTiming, InstanceContext, Model, ModelInstance};
-use oxiserve_trace::Activity;
-use oxiserve_types::{Error, ErrorKind, Result};
+use oxiserve_backend::{InstanceContext, Model};
+use oxiserve_types::{Error, Result};
 
-use super::{BatchSource, InstanceLoad, Job};
+use super::{BatchSource, InlineInstances, SharedInstance};
 use crate::{
-    rate_limiter::{InstanceSlot, Permit},
-    stats::{ExecutionTimes, StatsCollector},
+    rate_limiter::InstanceSlot,
+    stats::StatsCollector,
     warmup::{self, WarmupSample},
 };
 
@@ -33,6 +32,10 @@ pub(crate) struct RunnerSpec {
     /// The instance's registration with the rate limiter, if the server has
     /// one: each batch waits for its resources.
     pub rate_limit: Option<InstanceSlot>,
+    /// Where the scheduler lets admitting threads execute on idle
+    /// instances, if it does; used when the model executes inline and no
+    /// rate limiter holds the instance.
+    pub inline: Option<InlineInstances>,
 }
 
 /// A running instance thread.
@@ -80,13 +83,14 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
         label,
         warmup,
         rate_limit,
+        inline,
     } = spec;
     let created = catch_unwind(AssertUnwindSafe(|| {
         let mut created = model.create_instance(&instance)?;
         warmup::run(created.as_mut(), &warmup)?;
         Ok(created)
     }));
-    let mut instance = match created {
+    let instance = match created {
         Ok(Ok(created)) => {
             let _ = ready.send(Ok(()));
             created
@@ -103,78 +107,18 @@ fn run(spec: RunnerSpec, ready: mpsc::SyncSender<Result<()>>) {
             return;
         }
     };
-    let load = source.load();
+    let shared = SharedInstance::new(instance, stats, label, source.load());
+    let inline = inline.filter(|_| model.executes_inline() && rate_limit.is_none());
+    if let Some(inline) = &inline {
+        inline.offer(&shared);
+    }
     while let Some(batch) = source.next_batch() {
         let permit = rate_limit.as_ref().map(InstanceSlot::acquire);
-        execute(instance.as_mut(), batch, &stats, &label, &load, permit);
+        shared.execute(batch, permit);
     }
-}
-
-fn execute(
-    instance: &mut dyn ModelInstance,
-    batch: Vec<Job>,
-    stats: &Arc<StatsCollector>,
-    label: &str,
-    load: &Arc<InstanceLoad>,
-    permit: Option<Permit>,
-) {
-    let exec_start = Instant::now();
-    let mut requests = Vec::with_capacity(batch.len());
-    let mut records = Vec::with_capacity(batch.len());
-    let mut traces = Vec::new();
-    let mut batch_size = 0;
-    for job in batch {
-        if job.request.sink.is_cancelled() {
-            job.request.sink.respond(Err(Error::new(
-                ErrorKind::Cancelled,
-                "request was cancelled before it executed",
-            )));
-            continue;
-        }
-        batch_size += job.batch_size;
-        records.push((job.record, job.enqueued, job.batch_size));
-        traces.extend(job.trace);
-        requests.push(job.request);
+    if let Some(inline) = &inline {
+        inline.withdraw(&shared);
     }
-    if requests.is_empty() {
-        load.ended();
-        return;
-    }
-    let mut timing = ComputeTiming::default();
-    let outcome = catch_unwind(AssertUnwindSafe(|| instance.execute(requests, &mut timing)));
-    if outcome.is_err() {
-        log::error!("{label}: the model panicked while executing; its requests got errors");
-    }
-    let compute_start = timing.compute_start();
-    let compute_end = timing.compute_end();
-    let stats = stats.clone();
-    let load = load.clone();
-    // A pipelining instance's batch ends after `execute` returned.
-    timing.on_end(move |exec_end| {
-        // The instance's next batch starts now; its resources go back.
-        load.ended();
-        drop(permit);
-        let compute_start = compute_start.unwrap_or(exec_start).max(exec_start);
-        let compute_end = compute_end
-            .unwrap_or(exec_end)
-            .clamp(compute_start, exec_end);
-        let mut times = ExecutionTimes {
-            queue: Default::default(),
-            compute_input: compute_start - exec_start,
-            compute_infer: compute_end - compute_start,
-            compute_output: exec_end - compute_end,
-        };
-        stats.record_execution(batch_size, &times);
-        for (record, enqueued, request_batch) in records {
-            times.queue = exec_start.saturating_duration_since(enqueued);
-            record.executed(times, request_batch);
-        }
-        // Each traced request's compute timestamps are its batch's.
-        for trace in traces {
-            trace.report(Activity::ComputeStart, exec_start);
-            trace.report(Activity::ComputeInputEnd, compute_start);
-            trace.report(Activity::ComputeOutputStart, compute_end);
-            trace.report(Activity::ComputeEnd, exec_end);
-        }
-    });
+    // Finalized here, on its own thread, once no admitting thread holds it.
+    drop(shared.take());
 }

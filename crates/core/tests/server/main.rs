@@ -4,6 +4,7 @@
 
 mod common;
 mod failures;
+mod inline;
 mod instances;
 mod management;
 mod model_control;
