@@ -135,4 +135,11 @@ impl Model for ModelHandle {
     fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>> {
         Ok(Box::new(PythonInstance::create(self.0.clone(), instance)?))
     }
+
+    /// Executing a batch writes it to the stub's arena and socket; it waits
+    /// only for a process that holds a full pipeline, which an instance that
+    /// is ready inline does not.
+    fn executes_inline(&self) -> bool {
+        self.0.pipeline_depth > 1
+    }
 }

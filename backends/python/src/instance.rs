@@ -36,6 +36,9 @@ pub(crate) struct PythonInstance {
     next_rid: u64,
     /// Batches sent to the process and not finished yet, oldest first.
     executing: VecDeque<u64>,
+    /// The next `execute` runs on an admitting thread (see
+    /// [`ModelInstance::ready_inline`]): it must not restart the process.
+    inline: bool,
 }
 
 impl PythonInstance {
@@ -50,6 +53,7 @@ impl PythonInstance {
             next_batch: 1,
             next_rid: 1,
             executing: VecDeque::new(),
+            inline: false,
         })
     }
 
@@ -96,6 +100,15 @@ impl PythonInstance {
         self.next_batch += 1;
         let first_rid = self.next_rid;
         self.next_rid += requests.len() as u64;
+        // A process that died since `ready_inline` is restarted by the
+        // instance thread; here its requests fail as those it held did.
+        if std::mem::take(&mut self.inline) && self.process.as_ref().is_none_or(|p| !p.is_alive()) {
+            let error = Error::unavailable(format!(
+                "Stub process '{}' is not healthy; the instance is being restarted",
+                self.context.name
+            ));
+            return fail_all(requests, error);
+        }
         let process = match self.process() {
             Ok(p) => p,
             Err(e) => return fail_all(requests, e),
@@ -175,6 +188,18 @@ impl PythonInstance {
 impl ModelInstance for PythonInstance {
     fn execute(&mut self, requests: Vec<BackendRequest>, timing: &mut ComputeTiming) {
         let _ = self.run(requests, timing);
+    }
+
+    /// Ready while the live process holds fewer batches than the pipeline
+    /// depth less one: sending one more then does not wait.
+    fn ready_inline(&mut self) -> bool {
+        let Some(process) = self.process.as_ref() else {
+            return false;
+        };
+        let executing = &mut self.executing;
+        let alive = process.poll_executed(|id| executing.retain(|b| *b != id));
+        self.inline = alive && executing.len() + 1 < self.model.pipeline_depth;
+        self.inline
     }
 }
 

@@ -168,6 +168,19 @@ impl Process {
         }
     }
 
+    /// The batches the process finished since the last look, each handed to
+    /// `finished`, without waiting; `false` once the process is gone.
+    pub fn poll_executed(&self, mut finished: impl FnMut(u64)) -> bool {
+        loop {
+            match self.events.try_recv() {
+                Ok(Event::Executed(id)) => finished(id),
+                Ok(Event::Died(_)) | Err(mpsc::TryRecvError::Disconnected) => return false,
+                Ok(_) => {}
+                Err(mpsc::TryRecvError::Empty) => return self.is_alive(),
+            }
+        }
+    }
+
     /// Asks the stub to run `finalize` and exit, waits up to `timeout`, then
     /// kills it if it is still there.
     pub fn stop(mut self, timeout: Duration) {

@@ -68,7 +68,8 @@ pub trait Model: Send + Sync {
     fn create_instance(&self, instance: &InstanceContext) -> Result<Box<dyn ModelInstance>>;
 
     /// Whether its instances' `execute` is short and never blocks (no I/O,
-    /// no sleeping, no waiting for another thread), so that the server may
+    /// no sleeping, no waiting for another thread) while the instance is
+    /// [ready inline](ModelInstance::ready_inline), so that the server may
     /// run it on the thread that admitted the request while an instance is
     /// idle, instead of handing the request to the instance's thread. The
     /// default is `false`: every batch runs on the instance's own thread.
@@ -104,4 +105,12 @@ pub trait ModelInstance: Send {
     /// final flag last (dropping a sink answers with an error). The instance
     /// marks where its computation starts and ends on `timing`.
     fn execute(&mut self, requests: Vec<BackendRequest>, timing: &mut ComputeTiming);
+
+    /// For a model that [executes inline](Model::executes_inline): whether
+    /// the next `execute` would return without waiting, asked (holding the
+    /// instance) just before an admitting thread executes on it. The
+    /// default is `true`.
+    fn ready_inline(&mut self) -> bool {
+        true
+    }
 }

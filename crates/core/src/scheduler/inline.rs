@@ -59,8 +59,8 @@ impl SharedInstance {
         );
     }
 
-    /// Executes `job` now if no other thread executes on the instance;
-    /// gives it back otherwise.
+    /// Executes `job` now if no other thread executes on the instance and
+    /// it is ready inline; gives it back otherwise.
     fn try_execute(&self, job: Job) -> Option<Job> {
         let Some(mut instance) = self.instance.try_lock() else {
             return Some(job);
@@ -68,6 +68,9 @@ impl SharedInstance {
         let Some(instance) = instance.as_mut() else {
             return Some(job);
         };
+        if !instance.ready_inline() {
+            return Some(job);
+        }
         self.load.take(1);
         execute(
             instance.as_mut(),

@@ -16,8 +16,9 @@ type Log = Arc<Mutex<Vec<(&'static str, String)>>>;
 
 /// An identity-like backend that logs where its instances are created,
 /// execute and are dropped. Parameter `inline` ("true") makes the model
-/// execute inline; with `hold_first`, the first execution waits for
-/// [`Whereabouts::release`].
+/// execute inline, `not_ready` its instances never ready inline; with
+/// `hold_first`, the first execution waits until the sender of
+/// [`Whereabouts::held`] sends.
 #[derive(Default)]
 struct Whereabouts {
     log: Log,
@@ -55,11 +56,13 @@ struct WhereaboutsModel {
     log: Log,
     gate: Option<Arc<Mutex<Option<mpsc::Receiver<()>>>>>,
     inline: bool,
+    ready: bool,
 }
 
 struct WhereaboutsInstance {
     log: Log,
     gate: Option<Arc<Mutex<Option<mpsc::Receiver<()>>>>>,
+    ready: bool,
 }
 
 impl Backend for Whereabouts {
@@ -79,6 +82,7 @@ impl Backend for Whereabouts {
             log: self.log.clone(),
             gate: parameter("hold_first").then(|| self.gate.clone()),
             inline: parameter("inline"),
+            ready: !parameter("not_ready"),
         }))
     }
 }
@@ -89,6 +93,7 @@ impl Model for WhereaboutsModel {
         Ok(Box::new(WhereaboutsInstance {
             log: self.log.clone(),
             gate: self.gate.clone(),
+            ready: self.ready,
         }))
     }
 
@@ -111,6 +116,10 @@ impl ModelInstance for WhereaboutsInstance {
             let output = Tensor::new("OUTPUT0", input.datatype, input.shape, input.data);
             request.sink.respond(Ok(BackendResponse::new(vec![output])));
         }
+    }
+
+    fn ready_inline(&mut self) -> bool {
+        self.ready
     }
 }
 
@@ -174,9 +183,14 @@ async fn an_idle_instance_of_an_inline_model_executes_on_the_admitting_thread() 
         ("quick/1/", ""),
         ("plain/config.pbtxt", config(&[]).as_str()),
         ("plain/1/", ""),
+        (
+            "unready/config.pbtxt",
+            config(&["inline", "not_ready"]).as_str(),
+        ),
+        ("unready/1/", ""),
     ]);
     let backend = Arc::new(Whereabouts::default());
-    let server = serve(&dir, &backend, &["quick", "plain"]);
+    let server = serve(&dir, &backend, &["quick", "plain", "unready"]);
     let here = thread_name();
     for i in 0..3 {
         let response = infer(&server, request("quick", None, &[i as f32])).await;
@@ -196,16 +210,22 @@ async fn an_idle_instance_of_an_inline_model_executes_on_the_admitting_thread() 
     let response = infer(&server, request("plain", None, &[7.0])).await;
     assert_eq!(values(output(&response.unwrap(), "OUTPUT0")), [7.0]);
     assert_eq!(backend.events("execute")[3], "inst:plain_0");
+    // Nor does one whose instance is not ready inline.
+    let response = infer(&server, request("unready", None, &[8.0])).await;
+    assert_eq!(values(output(&response.unwrap(), "OUTPUT0")), [8.0]);
+    assert_eq!(backend.events("execute")[4], "inst:unready_0");
 
     // Created and dropped on the instance's own thread all the same.
-    server.unload_model("quick").unwrap();
-    server.unload_model("plain").unwrap();
+    for model in ["quick", "plain", "unready"] {
+        server.unload_model(model).unwrap();
+    }
     let mut created = backend.events("create");
     created.sort();
-    assert_eq!(created, ["inst:plain_0", "inst:quick_0"]);
-    let mut dropped = wait_for(&backend, "drop", 2);
+    let instances = ["inst:plain_0", "inst:quick_0", "inst:unready_0"];
+    assert_eq!(created, instances);
+    let mut dropped = wait_for(&backend, "drop", 3);
     dropped.sort();
-    assert_eq!(dropped, ["inst:plain_0", "inst:quick_0"]);
+    assert_eq!(dropped, instances);
 }
 
 #[tokio::test]
