@@ -4,7 +4,9 @@
 //! nothing is queued, instead of handing it to the instance's thread. That
 //! saves the queue, the instance thread's polling and its wake-up: the
 //! largest cost a bare server does not pay (docs/design/request-path.md).
-//! The instance thread still executes what finds every instance busy.
+//! The instance thread still executes what finds every instance busy, and an
+//! instance whose thread took a batch from the queue is busy until that batch
+//! ends, so that a later request does not overtake it.
 //!
 //! [`Model::executes_inline`]: oxiserve_backend::Model::executes_inline
 
@@ -59,8 +61,8 @@ impl SharedInstance {
         );
     }
 
-    /// Executes `job` now if no other thread executes on the instance and
-    /// it is ready inline; gives it back otherwise.
+    /// Executes `job` now if no other thread executes on the instance, it
+    /// holds no batch and it is ready inline; gives it back otherwise.
     fn try_execute(&self, job: Job) -> Option<Job> {
         let Some(mut instance) = self.instance.try_lock() else {
             return Some(job);
@@ -68,7 +70,9 @@ impl SharedInstance {
         let Some(instance) = instance.as_mut() else {
             return Some(job);
         };
-        if !instance.ready_inline() {
+        // A batch its thread took (and may not have started) goes first:
+        // requests of one client keep their order.
+        if self.load.is_busy() || !instance.ready_inline() {
             return Some(job);
         }
         self.load.take(1);
