@@ -92,12 +92,21 @@ pub fn backends() -> BackendRegistry {
 }
 
 pub fn server_with(dir: &TempDir, configure: impl FnOnce(&mut ServerConfig)) -> Server {
+    server_with_backends(dir, backends(), configure)
+}
+
+/// [`server_with`], serving with `registry`'s backends.
+pub fn server_with_backends(
+    dir: &TempDir,
+    registry: BackendRegistry,
+    configure: impl FnOnce(&mut ServerConfig),
+) -> Server {
     let mut config = ServerConfig {
         repositories: vec![dir.path().to_path_buf()],
         ..Default::default()
     };
     configure(&mut config);
-    let server = Server::new(config, backends());
+    let server = Server::new(config, registry);
     let errors = server.load_startup_models().repository_errors;
     assert!(errors.is_empty(), "repository errors: {errors:?}");
     server

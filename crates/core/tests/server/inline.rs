@@ -149,18 +149,10 @@ output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }} ]
 fn serve(dir: &TempDir, backend: &Arc<Whereabouts>, models: &[&str]) -> Server {
     let mut registry = backends();
     registry.register(backend.clone());
-    let server = Server::new(
-        ServerConfig {
-            repositories: vec![dir.path().to_path_buf()],
-            control_mode: ModelControlMode::Explicit,
-            startup_models: models.iter().map(|m| m.to_string()).collect(),
-            ..Default::default()
-        },
-        registry,
-    );
-    let errors = server.load_startup_models().repository_errors;
-    assert!(errors.is_empty(), "repository errors: {errors:?}");
-    server
+    server_with_backends(dir, registry, |c| {
+        c.control_mode = ModelControlMode::Explicit;
+        c.startup_models = models.iter().map(|m| m.to_string()).collect();
+    })
 }
 
 /// Waits until `backend` logged `count` events `what`.
