@@ -10,11 +10,19 @@
 #                next frame before they sleep; 300 is the default)
 #   triton     - real Triton (/work/shared/tools/real-triton.sh), the same models
 #
+# With PIN_CPU=N every server (and so its Python processes) runs on CPU N alone: each
+# hand-over between the caller's process, the server and the called model's process is
+# then a context switch on that CPU, never a wake-up of another (idle) CPU, and an exec()
+# takes the CPU time of the call's work. Pair it with SPINS=0 (polling on one CPU only
+# takes turns from the work).
+#
 #   bench/bls_call.sh
 #   SPINS="0 300 1000" TARGETS="oxiserve triton" CALLS=3000 RUNS=3 bench/bls_call.sh
+#   PIN_CPU=0 SPINS=0 CALLS=10000 RESULTS=bench/results/bls_call_pinned.md bench/bls_call.sh
 #
 # Settings (environment): TARGETS (oxiserve triton), SPINS (300), CALLS (3000), RUNS (3),
-# BUILD (1: cargo build the release server first), RESULTS (bench/results/bls_call.md).
+# PIN_CPU (unset), BUILD (1: cargo build the release server first), RESULTS
+# (bench/results/bls_call.md).
 # Ports: 18800 + 10 x i for the i-th target (HTTP; gRPC and metrics on the next two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,6 +109,7 @@ for name in "${NAMES[@]}"; do
     oxiserve-*) cmd=$(server_cmd oxiserve "$port" "$REPO" "--backend-config=python,idle-spin-microseconds=${name#oxiserve-}") ;;
     *) cmd=$(server_cmd "$name" "$port" "$REPO") ;;
   esac
+  if [ -n "${PIN_CPU:-}" ]; then cmd="taskset -c $PIN_CPU $cmd"; fi
   log "starting $name: $cmd"
   $cmd >"$WORK/$name.log" 2>&1 &
   PIDS[$name]=$!
@@ -138,9 +147,12 @@ median_of() { # TARGET COLUMN: the median over the runs
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); oxiserve $(tree_version)"
   echo "- Machine: $(machine_line); the servers and their Python processes share the CPUs, nothing pinned"
   echo "- Each run: one request to \`bls_time\`, whose execute makes $CALLS calls of \`add_sub\` (Triton's example) one after the other; $RUNS runs per target, alternating; all targets up at once"
+  if [ -n "${PIN_CPU:-}" ]; then
+    echo "- Every server and its Python processes on CPU $PIN_CPU alone (\`taskset -c $PIN_CPU\`): an exec() is the CPU time of the call's work, without waking an idle CPU"
+  fi
   echo
   echo '```sh'
-  echo "TARGETS=\"$TARGETS\" SPINS=\"$SPINS\" CALLS=$CALLS RUNS=$RUNS bench/bls_call.sh"
+  echo "${PIN_CPU:+PIN_CPU=$PIN_CPU }TARGETS=\"$TARGETS\" SPINS=\"$SPINS\" CALLS=$CALLS RUNS=$RUNS bench/bls_call.sh"
   echo '```'
   echo
   echo "## Results (µs, medians of the runs)"

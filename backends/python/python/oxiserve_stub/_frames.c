@@ -1,7 +1,8 @@
-/* The stub's hot path in C: an Execute frame's requests decoded into pb_utils objects,
- * and the plain responses of a batch encoded for ExecuteDone (outputs copied into
- * arena_out). Python's execute_frame.py and response_frames.py hold the same logic and
- * are used when this module is missing; tests/test_frames.py checks that both agree.
+/* The stub's hot path in C: an Execute frame's requests (and a BlsResponse's tensors)
+ * decoded into pb_utils objects, and the plain responses of a batch encoded for
+ * ExecuteDone (and a BLS request's tensors), outputs copied into arena_out. Python's
+ * execute_frame.py, response_frames.py and bls.py hold the same logic and are used when
+ * this module is missing; tests/test_frames.py checks that both agree.
  *
  * Built against the stable ABI of Python 3.11 (`_frames.abi3.so`), so one build loads
  * in every interpreter from 3.11 on; numpy is used only through Python calls and the
@@ -39,7 +40,7 @@ typedef struct {
 
 static int need(Reader *r, Py_ssize_t n) {
     if (n < 0 || r->len - r->p < n) {
-        PyErr_SetString(PyExc_ValueError, "Execute frame cut short");
+        PyErr_SetString(PyExc_ValueError, "frame cut short");
         return -1;
     }
     return 0;
@@ -343,7 +344,7 @@ static PyObject *decode_requests(PyObject *self, PyObject *args) {
     Reader r = {view.buf, view.len, p};
     PyObject *requests = NULL;
     if (p < 0 || p > view.len) {
-        value_error("Execute frame cut short");
+        value_error("frame cut short");
         goto done;
     }
     if ((requests = PyList_New(0)) == NULL)
@@ -362,6 +363,41 @@ done:
     if (requests == NULL)
         return NULL;
     return Py_BuildValue("(Nn)", requests, r.p);
+}
+
+/* decode_tensors(body, p, end, n, base, base_len, block) -> (tensors, p after them):
+ * n input tensors (a BlsResponse's outputs) from position p of body, read no further
+ * than end, viewing base (arena_in from `block` on). */
+static PyObject *decode_tensors(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *body, *base;
+    Py_ssize_t p, end, n, base_len;
+    unsigned long long block;
+    if (!PyArg_ParseTuple(args, "OnnnOnK", &body, &p, &end, &n, &base, &base_len, &block))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Reader r = {view.buf, end, p};
+    PyObject *tensors = NULL;
+    if (p < 0 || end < p || end > view.len || n < 0) {
+        value_error("frame cut short");
+        goto done;
+    }
+    if ((tensors = PyList_New(n)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = decode_tensor(&r, base, base_len, block);
+        if (t == NULL || PyList_SetItem(tensors, i, t) < 0) {
+            Py_CLEAR(tensors);
+            goto done;
+        }
+    }
+done:
+    PyBuffer_Release(&view);
+    if (tensors == NULL)
+        return NULL;
+    return Py_BuildValue("(Nn)", tensors, r.p);
 }
 
 /* ------------------------------------------------------------------ encoding */
@@ -437,6 +473,108 @@ static int plain(PyObject *t, Plain *out) {
     return 1;
 }
 
+/* The output tensors the fast path sends in one frame, laid out in one block. */
+typedef struct {
+    Plain plains[MAX_PLAIN];
+    int n;           /* plains in use */
+    Py_ssize_t size; /* the block's size so far */
+} Layout;
+
+/* Adds the tensors of the list `tensors` (only those named in `requested` when filter)
+ * to the layout, in order: how many, -2 when one needs the Python path, -1 on an
+ * error. */
+static int lay_out(Layout *l, PyObject *tensors, PyObject *requested, int filter) {
+    if (!PyList_Check(tensors))
+        return -2;
+    Py_ssize_t k = PyList_Size(tensors);
+    int count = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *t = PyList_GetItem(tensors, j);
+        PyObject *name = PyObject_GetAttr(t, a_name);
+        if (name == NULL)
+            return -1;
+        if (filter) {
+            int wanted = PySequence_Contains(requested, name);
+            if (wanted <= 0) {
+                Py_DECREF(name);
+                if (wanted < 0)
+                    return -1;
+                continue;
+            }
+        }
+        if (l->n == MAX_PLAIN) {
+            Py_DECREF(name);
+            return -2;
+        }
+        int rc = plain(t, &l->plains[l->n]);
+        if (rc <= 0) {
+            Py_DECREF(name);
+            return rc < 0 ? -1 : -2;
+        }
+        Plain *pl = &l->plains[l->n++];
+        pl->name = name; /* a new reference, released by release_layout */
+        pl->rel = l->size;
+        Py_ssize_t len = pl->view.len;
+        l->size += len ? (len + 63) & ~(Py_ssize_t)63 : 64;
+        count++;
+    }
+    return count;
+}
+
+/* Takes the layout's block from alloc(size) and copies the tensors into it: 0 with
+ * *block set (NO_BLOCK when there is no tensor), -2 when alloc failed (the Python path
+ * reports it), -1 on an error. */
+static int fill(Layout *l, PyObject *alloc, uint64_t out_addr, uint64_t out_size,
+                uint64_t *block) {
+    *block = UINT64_MAX; /* NO_BLOCK */
+    if (l->n == 0)
+        return 0;
+    PyObject *b = PyObject_CallFunction(alloc, "n", l->size);
+    if (b == NULL) {
+        PyErr_Clear();
+        return -2;
+    }
+    *block = PyLong_AsUnsignedLongLong(b);
+    Py_DECREF(b);
+    if (PyErr_Occurred())
+        return -1;
+    if (*block > out_size || out_size - *block < (uint64_t)l->size) {
+        value_error("arena_out block out of range");
+        return -1;
+    }
+    for (int i = 0; i < l->n; i++)
+        memcpy((char *)(uintptr_t)(out_addr + *block + l->plains[i].rel),
+               l->plains[i].view.buf, l->plains[i].view.len);
+    return 0;
+}
+
+/* The wire descriptors of the layout's tensors [from, from + count) in `block`. */
+static int put_tensors(Out *o, Layout *l, int from, int count, uint64_t block) {
+    for (int j = from; j < from + count; j++) {
+        Plain *pl = &l->plains[j];
+        Py_ssize_t k;
+        const char *s = PyUnicode_AsUTF8AndSize(pl->name, &k);
+        if (s == NULL || put_le(o, k, 4) < 0 || put(o, s, k) < 0)
+            return -1;
+        uint8_t head[2] = {(uint8_t)pl->code, (uint8_t)pl->view.ndim};
+        if (put(o, head, 2) < 0)
+            return -1;
+        for (int d = 0; d < pl->view.ndim; d++)
+            if (put_le(o, (uint64_t)pl->view.shape[d], 8) < 0)
+                return -1;
+        if (put_le(o, block + pl->rel, 8) < 0 || put_le(o, pl->view.len, 8) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void release_layout(Layout *l) {
+    for (int i = 0; i < l->n; i++) {
+        PyBuffer_Release(&l->plains[i].view);
+        Py_DECREF(l->plains[i].name);
+    }
+}
+
 /* encode_responses(pairs, alloc, out_addr, out_size) -> bytes, or None when a response
  * needs the Python path (an error, parameters, BYTES/BF16 or non-array outputs).
  * pairs: [(InferenceResponse, requested output names)]. The bytes are `u64 block` and
@@ -451,19 +589,19 @@ static PyObject *encode_responses(PyObject *self, PyObject *args) {
     if (!PyList_Check(pairs))
         return value_error("pairs must be a list");
     Py_ssize_t n_pairs = PyList_Size(pairs);
-    Plain plains[MAX_PLAIN];
-    int counts[MAX_PLAIN];
-    int n = 0, ok = 1;
-    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
-    int n_lists = 0;
-    Out o = {NULL, 0, 0};
-    Py_ssize_t size = 0;
     if (n_pairs > MAX_PLAIN)
         Py_RETURN_NONE;
-    for (Py_ssize_t i = 0; i < n_pairs && ok; i++) {
+    Layout l;
+    l.n = 0;
+    l.size = 0;
+    int counts[MAX_PLAIN];
+    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
+    int n_lists = 0, rc = 0;
+    Out o = {NULL, 0, 0};
+    for (Py_ssize_t i = 0; i < n_pairs && rc >= 0; i++) {
         PyObject *pair = PyList_GetItem(pairs, i);
         if (pair == NULL || !PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
-            ok = 0;
+            rc = -2;
             break;
         }
         PyObject *resp = PyTuple_GetItem(pair, 0), *requested = PyTuple_GetItem(pair, 1);
@@ -477,113 +615,79 @@ static PyObject *encode_responses(PyObject *self, PyObject *args) {
         }
         int plain_resp = err == Py_None && PyUnicode_Check(params) &&
                          (PyUnicode_CompareWithASCIIString(params, "{}") == 0 ||
-                          PyUnicode_GetLength(params) == 0) &&
-                         PyList_Check(outputs);
+                          PyUnicode_GetLength(params) == 0);
         Py_DECREF(err);
         Py_DECREF(params);
         tensors_of[n_lists++] = outputs;
-        counts[i] = 0;
         if (!plain_resp) {
-            ok = 0;
+            rc = -2;
             break;
         }
-        Py_ssize_t k = PyList_Size(outputs);
         int filter = PyObject_IsTrue(requested);
         if (filter < 0)
             goto error;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            PyObject *t = PyList_GetItem(outputs, j);
-            PyObject *name = PyObject_GetAttr(t, a_name);
-            if (name == NULL)
-                goto error;
-            if (filter) {
-                int wanted = PySequence_Contains(requested, name);
-                if (wanted <= 0) {
-                    Py_DECREF(name);
-                    if (wanted < 0)
-                        goto error;
-                    continue;
-                }
-            }
-            if (n == MAX_PLAIN) {
-                Py_DECREF(name);
-                ok = 0;
-                break;
-            }
-            int rc = plain(t, &plains[n]);
-            if (rc <= 0) {
-                Py_DECREF(name);
-                if (rc < 0)
-                    goto error;
-                ok = 0;
-                break;
-            }
-            plains[n].name = name; /* a new reference, released below */
-            plains[n].rel = size;
-            Py_ssize_t len = plains[n].view.len;
-            size += len ? (len + 63) & ~(Py_ssize_t)63 : 64;
-            counts[i]++;
-            n++;
-        }
+        rc = counts[i] = lay_out(&l, outputs, requested, filter);
+        if (rc == -1)
+            goto error;
     }
-    if (!ok) {
+    uint64_t block;
+    if (rc != -2 && (rc = fill(&l, alloc, out_addr, out_size, &block)) == -1)
+        goto error;
+    if (rc == -2) {
         result = Py_NewRef(Py_None);
         goto done;
-    }
-    uint64_t block = UINT64_MAX; /* NO_BLOCK */
-    if (n) {
-        PyObject *b = PyObject_CallFunction(alloc, "n", size);
-        if (b == NULL) { /* the Python path reports it */
-            PyErr_Clear();
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        block = PyLong_AsUnsignedLongLong(b);
-        Py_DECREF(b);
-        if (PyErr_Occurred())
-            goto error;
-        if (block > out_size || out_size - block < (uint64_t)size) {
-            value_error("arena_out block out of range");
-            goto error;
-        }
-        for (int i = 0; i < n; i++)
-            memcpy((char *)(uintptr_t)(out_addr + block + plains[i].rel), plains[i].view.buf,
-                   plains[i].view.len);
     }
     static const uint8_t ok_head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
     if (put_le(&o, block, 8) < 0)
         goto error;
-    int t = 0;
-    for (Py_ssize_t i = 0; i < n_pairs; i++) {
-        if (put(&o, ok_head, sizeof ok_head) < 0 || put_le(&o, counts[i], 2) < 0)
+    for (Py_ssize_t i = 0, from = 0; i < n_pairs; from += counts[i], i++)
+        if (put(&o, ok_head, sizeof ok_head) < 0 || put_le(&o, counts[i], 2) < 0 ||
+            put_tensors(&o, &l, (int)from, counts[i], block) < 0)
             goto error;
-        for (int j = 0; j < counts[i]; j++, t++) {
-            Plain *pl = &plains[t];
-            Py_ssize_t k;
-            const char *s = PyUnicode_AsUTF8AndSize(pl->name, &k);
-            if (s == NULL || put_le(&o, k, 4) < 0 || put(&o, s, k) < 0)
-                goto error;
-            uint8_t head[2] = {(uint8_t)pl->code, (uint8_t)pl->view.ndim};
-            if (put(&o, head, 2) < 0)
-                goto error;
-            for (int d = 0; d < pl->view.ndim; d++)
-                if (put_le(&o, (uint64_t)pl->view.shape[d], 8) < 0)
-                    goto error;
-            if (put_le(&o, block + pl->rel, 8) < 0 || put_le(&o, pl->view.len, 8) < 0)
-                goto error;
-        }
-    }
     result = PyBytes_FromStringAndSize(o.b, o.len);
     goto done;
 error:
     result = NULL;
 done:
-    for (int i = 0; i < n; i++) {
-        PyBuffer_Release(&plains[i].view);
-        Py_DECREF(plains[i].name);
-    }
+    release_layout(&l);
     for (int i = 0; i < n_lists; i++)
         Py_DECREF(tensors_of[i]);
+    PyMem_Free(o.b);
+    return result;
+}
+
+/* encode_tensors(tensors, alloc, out_addr, out_size) -> (block, bytes), or None when a
+ * tensor needs the Python path (BYTES/BF16 or not an array). The tensors (a BLS
+ * request's inputs) are copied into one arena_out block from alloc(size); the bytes are
+ * their `u16` count and wire descriptors. */
+static PyObject *encode_tensors(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tensors, *alloc;
+    unsigned long long out_addr, out_size;
+    if (!PyArg_ParseTuple(args, "OOKK", &tensors, &alloc, &out_addr, &out_size))
+        return NULL;
+    Layout l;
+    l.n = 0;
+    l.size = 0;
+    PyObject *result = NULL;
+    Out o = {NULL, 0, 0};
+    uint64_t block;
+    int count = lay_out(&l, tensors, Py_None, 0), rc = count;
+    if (count >= 0)
+        rc = fill(&l, alloc, out_addr, out_size, &block);
+    if (rc == -1)
+        goto done;
+    if (rc == -2) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (put_le(&o, count, 2) < 0 || put_tensors(&o, &l, 0, count, block) < 0)
+        goto done;
+    PyObject *bytes = PyBytes_FromStringAndSize(o.b, o.len);
+    if (bytes != NULL)
+        result = Py_BuildValue("(KN)", (unsigned long long)block, bytes);
+done:
+    release_layout(&l);
     PyMem_Free(o.b);
     return result;
 }
@@ -627,8 +731,12 @@ static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "Gives the module the classes it builds."},
     {"decode_requests", decode_requests, METH_VARARGS,
      "The requests of an Execute body: (requests, position after them)."},
+    {"decode_tensors", decode_tensors, METH_VARARGS,
+     "Input tensors of a frame: (tensors, position after them)."},
     {"encode_responses", encode_responses, METH_VARARGS,
      "ExecuteDone's block and responses for plain responses, else None."},
+    {"encode_tensors", encode_tensors, METH_VARARGS,
+     "A BLS request's block and tensor descriptors for plain tensors, else None."},
     {NULL, NULL, 0, NULL},
 };
 

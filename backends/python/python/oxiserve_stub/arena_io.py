@@ -1,6 +1,6 @@
-"""Tensors in the shared arenas: `Block` (the owner of an arena_in block), the input
-views over arena_in (`make_inputs`) and the copies of output tensors into one arena_out
-block (`write_tensors`).
+"""Tensors in the shared arenas: `Block` (the owner of an arena_in block, opened by
+`in_block`; execute_frame.py decodes the views over it) and the copies of output tensors
+into one arena_out block (`write_tensors`).
 
 `conn` here is only what the transport exposes of the arenas: `in_addr`, `in_size` and
 `queue_release` (arena_in), `alloc_block`, `alloc`, `out_mm` and `out_mv` (arena_out).
@@ -9,7 +9,7 @@ block (`write_tensors`).
 import numpy as np
 
 from .protocol import NO_BLOCK
-from .tensors import BYTES, WIRE_NP, Tensor, serialize_bytes
+from .tensors import BYTES, serialize_bytes
 
 
 class Block:
@@ -34,51 +34,16 @@ class Block:
             pass
 
 
-def make_inputs(conn, block, descs_lists):
-    """Views for the tensors of one arena_in block. descs_lists: list of lists of
-    TensorDesc. Returns (owner or None, list of lists of Tensor). Raises ValueError on
-    descriptors outside the block/arena (a protocol error)."""
+def in_block(conn, block):
+    """(owner, base) for the tensors of arena_in block `block`: its Block, spanning the
+    rest of the arena (views are checked against it), and a u8 array over it; (None,
+    None) for NO_BLOCK. Raises ValueError for a block outside the arena."""
     if block == NO_BLOCK:
-        for descs in descs_lists:
-            if descs:
-                raise ValueError("tensors without a block")
-        return None, [[] for _ in descs_lists]
-    extent = 0
-    for descs in descs_lists:
-        for d in descs:
-            if d.offset < block:
-                raise ValueError("tensor before its block")
-            e = d.offset - block + d.nbytes
-            if e > extent:
-                extent = e
-    if block + extent > conn.in_size:
-        raise ValueError("tensor outside arena_in")
-    owner = Block(conn.in_addr, block, extent, conn.queue_release)
-    base = np.asarray(owner)
-    ndarray = np.ndarray
-    wire = Tensor._wire
-    result = []
-    for descs in descs_lists:
-        ts = []
-        for d in descs:
-            code = d.dtype
-            wd = WIRE_NP.get(code)
-            if wd is None:
-                raise ValueError("bad dtype %d" % code)
-            o = d.offset - block
-            dims = d.dims
-            if code == BYTES:
-                raw = base[o:o + d.nbytes]
-            else:
-                count = 1
-                for x in dims:
-                    count *= x
-                if count * wd.itemsize != d.nbytes:
-                    raise ValueError("tensor size does not match its shape")
-                raw = ndarray(dims, wd, base, o)  # ValueError on a negative dim
-            ts.append(wire(d.name, code, dims, raw))
-        result.append(ts)
-    return owner, result
+        return None, None
+    if block >= conn.in_size:
+        raise ValueError("block outside arena_in")
+    owner = Block(conn.in_addr, block, conn.in_size - block, conn.queue_release)
+    return owner, np.asarray(owner)
 
 
 def _wire_source(t):

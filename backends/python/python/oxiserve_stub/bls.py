@@ -9,31 +9,66 @@ Conn once (context.py).
 
 import asyncio
 import queue
+import struct
 
 from . import protocol as P
-from .arena_io import make_inputs, write_tensors
+from .arena_io import in_block, write_tensors
+from .compiled import FRAMES
 from .errors import TritonError, TritonModelException
+from .execute_frame import decode_tensors
 from .messages import BLS_ONLY, InferenceResponse
 
 
-def decode_bls_response(conn, body_reader):
-    """Reader thread: decode a BlsResponse body -> (final, InferenceResponse or None)."""
-    r = body_reader
-    final = r.bool()
-    has = r.bool()
-    if not has:
-        r.done()
-        return final, None
-    block = r.u64()
-    d = r.response()
-    r.done()
-    owner, (tensors,) = make_inputs(conn, block, [d.tensors])
+_HEAD = struct.Struct("<BBQI")  # final, has_response, block, error code
+_IDS = struct.Struct("<qQIBQ")  # model version, block, flags, correlation kind and u64
+_U32 = struct.Struct("<I").unpack_from
+_U16 = struct.Struct("<H").unpack_from
+
+
+def decode_bls_response(conn, buf, p, end):
+    """Reader thread: the BlsResponse body in buf[p:end] -> (final, InferenceResponse or
+    None), its tensors viewing arena_in. Raises ProtocolError, ValueError, IndexError or
+    struct.error on a malformed body."""
+    if end - p == 2:
+        final, has = buf[p], buf[p + 1]
+        if final > 1 or has:
+            raise P.ProtocolError("bad BlsResponse")
+        return final == 1, None
+    final, has, block, code = _HEAD.unpack_from(buf, p)
+    if final > 1 or has != 1:
+        raise P.ProtocolError("bad BlsResponse")
+    k = _U32(buf, p + 14)[0]
+    message = str(buf[p + 18:p + 18 + k], "utf-8")
+    p += 18 + k
+    k = _U32(buf, p)[0]
+    params = str(buf[p + 4:p + 4 + k], "utf-8") or "{}"
+    p += 4 + k
+    n = _U16(buf, p)[0]
+    owner, base = in_block(conn, block)
+    tensors, p = decode_tensors(buf, p + 2, end, n, base, 0 if base is None else len(base),
+                                block)
+    if p != end:
+        raise P.ProtocolError("BlsResponse of %d bytes, %d decoded" % (end, p))
     resp = InferenceResponse.__new__(InferenceResponse)
     resp._outputs = tensors
-    resp._error = None if d.err_code is None else TritonError(d.err_msg, d.err_code)
-    resp._params = d.parameters or "{}"
+    resp._error = None if code == P.NO_ERROR else TritonError(message, code)
+    resp._params = params
     resp._block = owner
-    return final, resp
+    return final == 1, resp
+
+
+def _encode_inputs(c, inputs):
+    """(block, bytes): `inputs` copied into one arena_out block, and their u16 count and
+    wire descriptors (`_frames.encode_tensors` in C where built)."""
+    if FRAMES is not None:
+        encoded = FRAMES.encode_tensors(inputs, c.alloc_block, c.out_addr, c.out_size)
+        if encoded is not None:  # None: a tensor the code below must write
+            return encoded
+    block, (tensors,) = write_tensors(c, [inputs])
+    out = [P.U16.pack(len(tensors))]
+    for t in tensors:
+        P.p_tensor(out, *t)
+    return block, b"".join(out)
 
 
 def _send_bls(ctx, c, request, decoupled, make_waiter):
@@ -45,21 +80,17 @@ def _send_bls(ctx, c, request, decoupled, make_waiter):
     else:
         ck, cu, cs = (1 if corr else 0), corr, ""
     try:
-        block, (tensors,) = write_tensors(c, [request._inputs])
+        block, inputs = _encode_inputs(c, request._inputs)
     except Exception as e:
         raise TritonModelException(str(e))
     out = [b"\x01" if decoupled else b"\x00"]
     P.p_str(out, request._model_name)
-    out.append(P.I64.pack(request._model_version))
-    out.append(P.U64.pack(block))
-    out.append(P.BLS_HEAD.pack(request._flags, ck, cu))
+    out.append(_IDS.pack(request._model_version, block, request._flags, ck, cu))
     P.p_str(out, cs)
     P.p_str(out, request._request_id)
     P.p_str(out, request._params)
     out.append(P.U64.pack(request._timeout))
-    out.append(P.U16.pack(len(tensors)))
-    for t in tensors:
-        P.p_tensor(out, *t)
+    out.append(inputs)
     out.append(P.U16.pack(len(request._outputs)))
     for o in request._outputs:
         P.p_str(out, o)

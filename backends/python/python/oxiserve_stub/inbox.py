@@ -29,8 +29,9 @@ SOON = 4  # an idle wait up to SOON polling times long still counts as frames co
 
 class Inbox:
     def __init__(self, conn, sock, die, decode_bls_response):
-        """decode_bls_response(conn, reader) -> (final, response or None): a BlsResponse
-        body, decoded by whichever thread reads (its tensors view arena_in)."""
+        """decode_bls_response(conn, buf, start, end) -> (final, response or None): a
+        BlsResponse body, buf[start:end], decoded by whichever thread reads (its tensors
+        view arena_in)."""
         self.conn = conn
         self.sock = sock
         self.die = die
@@ -174,7 +175,8 @@ class Inbox:
             self.dispatching = True
             try:
                 self._dispatch()
-            except (P.ProtocolError, ValueError, struct.error, UnicodeDecodeError) as e:
+            except (P.ProtocolError, ValueError, IndexError, struct.error,
+                    UnicodeDecodeError) as e:
                 sys.stderr.write("oxiserve python stub: malformed frame: %s\n" % e)
                 self.die(P.MALFORMED_EXIT)
             finally:
@@ -220,7 +222,7 @@ class Inbox:
             if kind in MAIN_KINDS:
                 self.mainq.append((kind, tag, bytes(mv[bs:end])))
             elif kind == P.BLS_RESPONSE:
-                final, resp = decode_bls_response(conn, P.Reader(buf, bs, end))
+                final, resp = decode_bls_response(conn, buf, bs, end)
                 w = waiters.get(tag)
                 if w is not None:
                     w(final, resp)

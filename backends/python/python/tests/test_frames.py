@@ -1,6 +1,7 @@
 """The compiled hot path (_frames.c) against its Python equivalent: the same Execute
-frames give the same requests (or both fail), the same responses give the same
-ExecuteDone bytes and arena_out contents (or the C side hands over to Python)."""
+frames give the same requests and the same BlsResponse frames the same responses (or both
+fail), the same responses (and BLS request inputs) give the same ExecuteDone bytes (and
+descriptors) and arena_out contents (or the C side hands over to Python)."""
 
 import ctypes
 import importlib.machinery
@@ -18,7 +19,7 @@ import types
 import numpy as np
 import pytest
 
-from oxiserve_stub import compiled, execute_frame, response_frames
+from oxiserve_stub import bls, compiled, execute_frame, response_frames
 from oxiserve_stub import protocol as P
 from oxiserve_stub.arena import Allocator
 from oxiserve_stub.errors import TritonError
@@ -186,6 +187,101 @@ def test_decode_of_every_cut_fails_cleanly(frames, monkeypatch):
     assert arena.released == [64] * 2 * (len(body) - 12)
 
 
+# ------------------------------------------------------------------ BlsResponse frames
+
+# Bytes of the next frame after a BlsResponse in the stub's read buffer: the decoding
+# must stop at the frame's end.
+NEXT_FRAME = P.enc_release([1, 2, 3])
+
+
+def _bls(impl, arena, body, monkeypatch):
+    """decode_bls_response on body inside a read buffer, tensors decoded by impl."""
+    monkeypatch.setattr(bls, "decode_tensors", impl)
+    buf = bytearray(b"\x07" * 5 + body + NEXT_FRAME)
+    return bls.decode_bls_response(arena.conn, buf, 5, 5 + len(body))
+
+
+def _bls_response(arena):
+    t = arena.tensor
+    outputs = [t("OUTPUT0", np.arange(4, dtype=np.float32).reshape(1, 4)),
+               t("OUTPUT1", np.array([b"a", b"", "é".encode()], dtype=object)),
+               t("bf", np.array([1, 2], np.uint16), code=BF16)]
+    return P.enc_bls_response(9, True, (None, "", '{"k": 1}', outputs), 64)[16:]
+
+
+def _described_response(resp):
+    tensors = []
+    for t in resp._outputs:
+        raw = None if t._raw is None else (t._raw.dtype.str, t._raw.tobytes())
+        arr = None if t._np is None else (t._np.dtype.str, t._np.shape, t._np.tobytes())
+        tensors.append((t._name, t._dtype, t._dims, raw, arr))
+    return tensors, resp._params, resp._error, resp._block is not None
+
+
+def test_bls_response_agrees_with_python(frames, monkeypatch):
+    arena = Arena()
+    body = _bls_response(arena)
+    final, want = _bls(execute_frame.py_decode_tensors, arena, body, monkeypatch)
+    assert final
+    _, got = _bls(frames.decode_tensors, arena, body, monkeypatch)
+    assert _described_response(got) == _described_response(want)
+    assert got.output_tensors()[0].as_numpy().tolist() == [[0.0, 1.0, 2.0, 3.0]]
+    assert got.output_tensors()[1].as_numpy().tolist() == [b"a", b"", "é".encode()]
+    assert got.parameters() == '{"k": 1}' and not got.has_error()
+    del got, want
+    assert arena.released == [64, 64]  # each decoding's block went back once
+
+
+def test_bls_response_without_tensors_or_response(frames, monkeypatch):
+    arena = Arena()
+    failed = P.enc_bls_response(9, False, (2, "model 'm' not found", "", []))[16:]
+    for impl in (execute_frame.py_decode_tensors, frames.decode_tensors):
+        final, resp = _bls(impl, arena, failed, monkeypatch)
+        assert not final and resp._outputs == [] and resp._block is None
+        assert resp.error().message() == "model 'm' not found" and resp.parameters() == "{}"
+        assert _bls(impl, arena, P.enc_bls_response(9, True)[16:], monkeypatch) == (True, None)
+
+
+def _bad_bls_responses(arena):
+    t = arena.tensor("x", np.ones(4, np.float32))
+    name, code, dims, off, n = t
+
+    def one(*tensors, block=64, final=True):
+        return P.enc_bls_response(9, final, (None, "", "", list(tensors)), block)[16:]
+
+    return {
+        "bad dtype": one((name, 20, dims, off, n)),
+        "size and shape differ": one((name, code, [5], off, n)),
+        "past the arena": one((name, code, [4], ARENA - 8, n)),
+        "before the block": one((name, code, [4], 0, n)),
+        "no block": one(t, block=P.NO_BLOCK),
+        "block outside the arena": one(block=ARENA),
+        "bad final flag": b"\x02" + one(t)[1:],
+        "a response flagged absent": b"\x01\x00" + one(t)[2:],
+        "bad UTF-8": one(t).replace(b"\x01\x00\x00\x00x", b"\x01\x00\x00\x00\xff", 1),
+        "trailing bytes": one(t) + b"\0",
+        "no response, trailing bytes": P.enc_bls_response(9, True)[16:] + b"\0",
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_bls_responses(Arena())))
+def test_bls_response_rejects_what_python_rejects(frames, monkeypatch, case):
+    arena = Arena()
+    body = _bad_bls_responses(arena)[case]
+    for impl in (execute_frame.py_decode_tensors, frames.decode_tensors):
+        with pytest.raises(MALFORMED):
+            _bls(impl, arena, body, monkeypatch)
+
+
+def test_bls_response_of_every_cut_fails_cleanly(frames, monkeypatch):
+    arena = Arena()
+    body = _bls_response(arena)
+    for cut in range(1, len(body)):
+        for impl in (execute_frame.py_decode_tensors, frames.decode_tensors):
+            with pytest.raises(MALFORMED):
+                _bls(impl, arena, body[:cut], monkeypatch)
+
+
 # ------------------------------------------------------------------ ExecuteDone encoding
 
 class OutConn:
@@ -269,6 +365,34 @@ def test_encode_when_the_arena_is_full(frames, monkeypatch):
     r.done()
 
 
+def _encode_bls_inputs(monkeypatch, impl, inputs, fail=False):
+    conn = OutConn(fail)
+    monkeypatch.setattr(bls, "FRAMES", impl)
+    return bls._encode_inputs(conn, inputs), bytes(conn.out_mm)
+
+
+@pytest.mark.parametrize("case", list(_tensor_sets()))
+def test_bls_inputs_agree_with_python(frames, monkeypatch, case):
+    """A BLS request's inputs: the same block, descriptors and arena_out bytes, whether C
+    encodes them or (BYTES, BF16, non-arrays) hands them to Python."""
+    for inputs in _tensor_sets()[case]:
+        got = _encode_bls_inputs(monkeypatch, frames, inputs)
+        assert got == _encode_bls_inputs(monkeypatch, None, inputs)
+        (block, described), _ = got
+        assert (block == P.NO_BLOCK) == (not inputs)
+        assert struct.unpack_from("<H", described)[0] == len(inputs)
+
+
+def test_bls_inputs_when_the_arena_is_full(frames, monkeypatch):
+    inputs = [Tensor("A", np.ones(4, np.float32))]
+    conn = OutConn(fail=True)
+    assert frames.encode_tensors(inputs, conn.alloc_block, conn.out_addr,
+                                 conn.out_size) is None
+    for impl in (frames, None):
+        with pytest.raises(RuntimeError, match="no room"):
+            _encode_bls_inputs(monkeypatch, impl, inputs, fail=True)
+
+
 def test_encode_rejects_a_block_outside_the_arena(frames):
     pairs = [(InferenceResponse([Tensor("A", np.ones(4, np.float32))]), [])]
     with pytest.raises(ValueError, match="out of range"):
@@ -291,6 +415,7 @@ def test_names_are_decoded_once(frames, monkeypatch):
 def test_no_reference_leaks(frames):
     arena = Arena()
     body = _varied_frame(arena)
+    bls_body = _bls_response(arena)
     owner = object()
     base = np.frombuffer(arena.mm, np.uint8)[64:]
     model = "".join(["mod", "el"])  # not interned: its count is this test's alone
@@ -305,6 +430,9 @@ def test_no_reference_leaks(frames):
     conn = OutConn()
     for _ in range(50):
         frames.decode_requests(body, 12, 5, base, len(base), 64, owner, model)
+        frames.decode_tensors(bls_body, 32, len(bls_body), 3, base, len(base), 64)
+        with pytest.raises(ValueError):  # cut short
+            frames.decode_tensors(bls_body, 32, len(bls_body) - 1, 3, base, len(base), 64)
         with pytest.raises(ValueError):
             frames.decode_requests(bad, 12, 1, base, len(base), 64, owner, model)
         block = frames.encode_responses([(plain, requested)], conn.alloc_block,
@@ -312,4 +440,7 @@ def test_no_reference_leaks(frames):
         conn.alloc.free(struct.unpack_from("<Q", block)[0])
         assert frames.encode_responses([(plain, []), (failed, [])], conn.alloc_block,
                                        conn.out_addr, conn.out_size) is None
+        block, _ = frames.encode_tensors([tensor], conn.alloc_block, conn.out_addr,
+                                         conn.out_size)
+        conn.alloc.free(block)
     assert [sys.getrefcount(x) for x in watched] == before
