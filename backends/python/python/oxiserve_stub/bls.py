@@ -21,8 +21,8 @@ from .messages import BLS_ONLY, InferenceResponse
 
 _HEAD = struct.Struct("<BBQI")  # final, has_response, block, error code
 _IDS = struct.Struct("<qQIBQ")  # model version, block, flags, correlation kind and u64
-_U32 = struct.Struct("<I").unpack_from
-_U16 = struct.Struct("<H").unpack_from
+_U32 = P.U32.unpack_from
+_U16 = P.U16.unpack_from
 
 
 def decode_bls_response(conn, buf, p, end):

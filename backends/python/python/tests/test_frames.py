@@ -84,17 +84,22 @@ def _decode(impl, conn, body, monkeypatch):
     return execute_frame.decode_execute(conn, body, "model")
 
 
+def _described_tensors(tensors):
+    """Everything a model can see of decoded tensors, as plain values."""
+    out = []
+    for t in tensors:
+        raw = None if t._raw is None else (t._raw.dtype.str, t._raw.tobytes())
+        arr = None if t._np is None else (t._np.dtype.str, t._np.shape, t._np.tobytes())
+        out.append((t._name, t._dtype, t._dims, raw, arr))
+    return out
+
+
 def _described(requests):
     """Everything a model can see of decoded requests, as plain values."""
     out = []
     for r in requests:
         fields = [getattr(r, s) for s in REQUEST_SLOTS if s != "_block"]
-        tensors = []
-        for t in r._inputs:
-            raw = None if t._raw is None else (t._raw.dtype.str, t._raw.tobytes())
-            arr = None if t._np is None else (t._np.dtype.str, t._np.shape, t._np.tobytes())
-            tensors.append((t._name, t._dtype, t._dims, raw, arr))
-        out.append((fields, tensors, r._block is not None))
+        out.append((fields, _described_tensors(r._inputs), r._block is not None))
     return out
 
 
@@ -210,12 +215,8 @@ def _bls_response(arena):
 
 
 def _described_response(resp):
-    tensors = []
-    for t in resp._outputs:
-        raw = None if t._raw is None else (t._raw.dtype.str, t._raw.tobytes())
-        arr = None if t._np is None else (t._np.dtype.str, t._np.shape, t._np.tobytes())
-        tensors.append((t._name, t._dtype, t._dims, raw, arr))
-    return tensors, resp._params, resp._error, resp._block is not None
+    return (_described_tensors(resp._outputs), resp._params, resp._error,
+            resp._block is not None)
 
 
 def test_bls_response_agrees_with_python(frames, monkeypatch):
