@@ -3,7 +3,7 @@
 # embeddings out) through the `embedding` ensemble, side by side in the same run:
 #   oxiserve - target/release/oxiserve serving examples/model_repository's embedding ensemble:
 #              minilm_tokenizer (native tokenizer backend) -> minilm_encoder (onnxruntime backend,
-#              dynamic batching, batch_padding "longest"); no Python
+#              dynamic batching, batch_padding PADDING); no Python
 #   triton   - real Triton 2.51 (/work/shared/tools/real-triton.sh; Python backend only) serving
 #              the same ensemble shape the way seed 000 does it: tokenizer (model.py, the
 #              `tokenizers` package) -> encoder (model.py, onnxruntime, dynamic batching, requests
@@ -37,10 +37,14 @@
 # empty: neither config sets it), LONG (0; 1: the load includes the 3030-character sentence, 256
 # tokens after truncation), RAGGED (1: Triton's encoder inputs have allow_ragged_batch, so that
 # requests of different token lengths batch together as on oxiserve; 0: without, Triton batches
-# only requests of equal length), RAW (1: after the servers, bench/embedding/raw_padding.py runs
-# the encoder alone, no server, on windows of RAW_BATCHES (1 2 4 8 16 32 64) consecutive sentences
-# of the load padded to their longest, RAW_SECONDS (3) each: what batching and padding cost the
-# model itself; 0: skip), KEEP_LOGS (a folder to copy the server logs into),
+# only requests of equal length), PADDING (buckets, the example's: oxiserve sorts each encoder
+# batch by token count and cuts it into runs, each padded to its own longest, where the padding
+# saved outweighs BUCKET_COST (32) padded tokens per extra run; longest: every batch padded to its
+# longest, as Triton's encoder does), RAW (1: after every round of runs, with both servers idle,
+# bench/embedding/raw_padding.py runs the encoder alone, no server, on windows of RAW_BATCHES
+# (1 2 4 8 16 32 64) consecutive sentences of the load, padded as oxiserve pads (PADDING),
+# RAW_SECONDS (3) each: what ONNX Runtime computes for such batches, against which oxiserve's runs
+# are compared run by run (issue 29's 0.95); 0: skip), KEEP_LOGS (a folder to copy the server logs into),
 # READY_TIMEOUT (300 s), BUILD (1: cargo build --release --locked --bin oxiserve and -p
 # oxiserve-perf first; 0: use the binaries as they are), OXISERVE_BIN (target/release/oxiserve),
 # OXISERVE_ARGS, TRITON_ARGS (extra server flags), TRITON_VENV (~/.cache/real-triton/venv: the
@@ -59,6 +63,8 @@ INTRA=${INTRA:-$(nproc)}
 SPINNING=${SPINNING-0}
 LONG=${LONG:-0}
 RAGGED=${RAGGED:-1}
+PADDING=${PADDING:-buckets}
+BUCKET_COST=${BUCKET_COST:-32}
 RAW=${RAW:-1}
 RAW_SECONDS=${RAW_SECONDS:-3}
 RAW_BATCHES=${RAW_BATCHES:-1 2 4 8 16 32 64}
@@ -141,7 +147,16 @@ for m in embedding minilm_tokenizer minilm_encoder; do
 done
 ln -s "$PWD/$ONNX" "$R/minilm_encoder/1/model.onnx"
 ln -s "$PWD/$TOKENIZER_JSON" "$R/minilm_tokenizer/1/tokenizer.json"
+case $PADDING in
+  buckets | longest) ;;
+  *) echo "PADDING must be buckets or longest" >&2; exit 2 ;;
+esac
+sed -i "s/key: \"batch_padding\" value: { string_value: \"[a-z]*\" }/key: \"batch_padding\" value: { string_value: \"$PADDING\" }/" \
+  "$R/minilm_encoder/config.pbtxt"
+grep -q "string_value: \"$PADDING\"" "$R/minilm_encoder/config.pbtxt" || { echo "no batch_padding in $EXAMPLE/minilm_encoder" >&2; exit 1; }
 params >>"$R/minilm_encoder/config.pbtxt"
+[ "$PADDING" = longest ] ||
+  echo "parameters { key: \"batch_bucket_cost\" value: { string_value: \"$BUCKET_COST\" } }" >>"$R/minilm_encoder/config.pbtxt"
 R=$WORK/repo-triton
 mkdir -p "$R"
 cp -r bench/embedding/triton/. "$R/"
@@ -260,7 +275,25 @@ for t in $LIVE; do
   run_load "$t" "$max_conns" "$WARMUP" >/dev/null
 done
 
+RAW_PY=
+if [ "$RAW" = 1 ]; then
+  for py in "$TRITON_VENV/bin/python" .venv/bin/python; do
+    "$py" -c 'import onnxruntime, tokenizers' 2>/dev/null && { RAW_PY=$py; break; }
+  done
+  [ -n "$RAW_PY" ] || log "raw encoder: no Python with onnxruntime and tokenizers; skipped"
+fi
+RAW_BUCKETS=$([ "$PADDING" = longest ] || echo "--buckets $BUCKET_COST")
+raw_run() { # RUN: the encoder alone, every batch size of RAW_BATCHES, appended to raw.tsv
+  log "raw encoder, run $1: $RAW_PY bench/embedding/raw_padding.py ... $INTRA '$SPINNING' $RAW_SECONDS $RAW_BATCHES"
+  # shellcheck disable=SC2086
+  "$RAW_PY" bench/embedding/raw_padding.py $RAW_BUCKETS "$ONNX" "$TOKENIZER_JSON" "$WORK/bodies.jsonl" "$INTRA" "$SPINNING" \
+    "$RAW_SECONDS" $RAW_BATCHES 2>"$WORK/raw.err" | tee -a "$WORK/raw.txt" |
+    sed -n "s/^RAW batch=\([^ ]*\) sentences_per_s=\([^ ]*\) run_ms=\([^ ]*\) tokens_per_row=\([^ ]*\)$/$1\t\1\t\2\t\3\t\4/p" >>"$WORK/raw.tsv" ||
+    log "raw_padding.py failed: $(tail -n 1 "$WORK/raw.err")"
+}
+
 # --- benchmark ------------------------------------------------------------------------------------
+echo -e "run\tbatch\tsps\trun_ms\ttokens" >"$WORK/raw.tsv"
 echo -e "target\tconns\trun\trps\tp50_us\tp90_us\tp99_us\terrors\tnon2xx\tinferences\texecutions\tbatch\tserver_cores" >"$WORK/runs.tsv"
 order=$LIVE
 for r in $(seq "$RUNS"); do
@@ -282,6 +315,7 @@ for r in $(seq "$RUNS"); do
       echo -e "$t\t$c\t$r\t$rps\t$p50_us\t$p90_us\t$p99_us\t$errors\t$non2xx\t$inf\t$exe\t$batch\t$cores" >>"$WORK/runs.tsv"
     done
   done
+  [ -z "$RAW_PY" ] || raw_run "$r" # with both servers idle, after every round: the same drift as the runs
   order=$(tr ' ' '\n' <<<"$order" | tac | tr '\n' ' ') # the other one first next time
 done
 for t in $LIVE; do
@@ -302,20 +336,6 @@ LIBRARY=$(grep -o 'onnxruntime backend: loaded .*' "$WORK/oxiserve.log" 2>/dev/n
 stop_server
 
 [ -n "${TOKENS:-}" ] || TOKENS=$(tokens .venv/bin/python || true)
-RAW_PY=
-if [ "$RAW" = 1 ]; then
-  for py in "$TRITON_VENV/bin/python" .venv/bin/python; do
-    "$py" -c 'import onnxruntime, tokenizers' 2>/dev/null && { RAW_PY=$py; break; }
-  done
-  if [ -n "$RAW_PY" ]; then
-    log "raw encoder: $RAW_PY bench/embedding/raw_padding.py ... $INTRA '$SPINNING' $RAW_SECONDS $RAW_BATCHES"
-    # shellcheck disable=SC2086
-    "$RAW_PY" bench/embedding/raw_padding.py "$ONNX" "$TOKENIZER_JSON" "$WORK/bodies.jsonl" "$INTRA" "$SPINNING" \
-      "$RAW_SECONDS" $RAW_BATCHES >"$WORK/raw.txt" 2>"$WORK/raw.err" || log "raw_padding.py failed: $(tail -n 1 "$WORK/raw.err")"
-    cat "$WORK/raw.txt" >&2
-  fi
-fi
-
 # --- report ---------------------------------------------------------------------------------------
 median() { # TARGET CONNS COLUMN [FORMAT] -> median over runs, or empty
   awk -F'\t' -v t="$1" -v c="$2" -v k="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -324,6 +344,21 @@ median() { # TARGET CONNS COLUMN [FORMAT] -> median over runs, or empty
 }
 total() { awk -F'\t' -v t="$1" -v c="$2" '$1 == t && $2 == c { n += $8 + $9 } END { print n + 0 }' "$WORK/runs.tsv"; }
 or_dash() { [ -n "$1" ] && echo "$1" || echo "–"; }
+raw_batches() { awk -F'\t' 'NR > 1 { print $2 }' "$WORK/raw.tsv" | sort -nu; }
+raw_median() { # BATCH COLUMN [FORMAT] -> median over the raw runs
+  awk -F'\t' -v b="$1" -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $2 == b { print $col[k] }' \
+    "$WORK/raw.tsv" | sort -g |
+    awk -v f="${3:-%.0f}" '{ a[NR] = $1 } END { if (NR) printf f, NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+nearest_batch() { # AVG_BATCH -> the raw batch size nearest it
+  [ -n "$1" ] && [ "$1" != – ] || return 0
+  raw_batches | awk -v a="$1" '{ d = $1 - a; d = d < 0 ? -d : d; if (NR == 1 || d < best) { best = d; b = $1 } } END { if (NR) print b }'
+}
+raw_ratio() { # CONNS BATCH -> median over runs of oxiserve's req/s at CONNS / raw's sentences/s at BATCH, same run
+  awk -F'\t' -v c="$1" -v b="$2" 'FNR == 1 { next } FILENAME ~ /raw/ { if ($2 == b) raw[$1] = $3; next }
+    $1 == "oxiserve" && $2 == c && ($3 in raw) && raw[$3] > 0 { print $4 / raw[$3] }' "$WORK/raw.tsv" "$WORK/runs.tsv" |
+    sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 declare -A RPS=() P50=() P99=() BATCH=() CORES=()
 for t in $ALL_TARGETS; do for c in $CONCURRENCY; do
   k=$t/$c
@@ -348,7 +383,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); both servers and oxiserve-perf share the CPUs, nothing pinned. Other processes kept the CPUs busy before each start:$(for t in $TARGETS; do echo -n " $t ${BUSY[$t]:-?};"; done | sed 's/;$//') (over 2 s)"
   echo "- Versions: oxiserve $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)') (\`$OXISERVE_BIN\`, built $(date -u -r "$OXISERVE_BIN" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')$([ "$BUILD" = 1 ] || echo ', not rebuilt: BUILD=0')), loading \`$(sed "s|$PWD/||; s|$HOME/|~/|" <<<"${LIBRARY:-?}")\`; Triton ${VERSION[triton]:-?} (nvidia-pytriton 0.7.0, Python backend), its models running Python $("$TRITON_VENV/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || echo '?') with ${TRITON_PKGS:-?} (\`$(sed "s|$HOME/|~/|" <<<"$TRITON_VENV")\`)"
-  echo "- Pipeline on both: tokenizer 1 instance, no dynamic batching, truncation at 256 tokens, each request's rows padded to its longest; encoder 1 instance (KIND_CPU), \`max_batch_size: 64\`, \`dynamic_batching { max_queue_delay_microseconds: 2000 }\`, a batch's requests padded to the batch's longest and run as one \`session.run\` / ONNX Runtime call, $INTRA intra-op thread(s), $([ -n "$SPINNING" ] && echo "\`session.intra_op.allow_spinning\` = $SPINNING" || echo "spinning left at each side's default"), all graph optimizations, sequential execution; Triton's encoder inputs $([ "$RAGGED" = 1 ] && echo "have \`allow_ragged_batch: true\` (Triton's dynamic batcher otherwise batches only requests of equal shape, i.e. equal token length; oxiserve's \`batch_padding\` is the counterpart)" || echo "have no \`allow_ragged_batch\` (RAGGED=0): Triton batches only requests of equal token length"); ensemble \`max_batch_size: 64\`"
+  echo "- Pipeline on both: tokenizer 1 instance, no dynamic batching, truncation at 256 tokens, each request's rows padded to its longest; encoder 1 instance (KIND_CPU), \`max_batch_size: 64\`, \`dynamic_batching { max_queue_delay_microseconds: 2000 }\`, $([ "$PADDING" = longest ] && echo "a batch's requests padded to the batch's longest and run as one \`session.run\` / ONNX Runtime call on both" || echo "oxiserve: \`batch_padding: \"buckets\"\` (\`batch_bucket_cost\` $BUCKET_COST): a batch sorted by token count and cut into runs, each padded to its own longest, one ONNX Runtime call per run; Triton: a batch's requests padded to the batch's longest and run as one \`session.run\` (Triton has no such cut)"), $INTRA intra-op thread(s), $([ -n "$SPINNING" ] && echo "\`session.intra_op.allow_spinning\` = $SPINNING" || echo "spinning left at each side's default"), all graph optimizations, sequential execution; Triton's encoder inputs $([ "$RAGGED" = 1 ] && echo "have \`allow_ragged_batch: true\` (Triton's dynamic batcher otherwise batches only requests of equal shape, i.e. equal token length; oxiserve's \`batch_padding\` is the counterpart)" || echo "have no \`allow_ragged_batch\` (RAGGED=0): Triton batches only requests of equal token length"); ensemble \`max_batch_size: 64\`"
   echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window at $max_conns connections per server; C keep-alive connections with one request in flight each; KServe v2 JSON, one sentence per request (\`[1,1]\` BYTES), JSON output, rotating over the sentences of \`$REF\` ($BODIES_DESC; connection i starts at sentence i). Sentences/s = requests/s. Both servers stay up the whole time (the one not measured idles); runs alternate: run 1 of every concurrency on one server, then on the other, run 2 in the other order, ..."
   echo "- Average batch: the encoder's (inference_count after - before) / (execution_count after - before) of \`GET /v2/models/<encoder>/stats\` around each run (\`minilm_encoder\` on oxiserve, \`encoder\` on Triton). *Server cores*: user + system CPU time of the server's process tree (Triton: tritonserver and its Python stub processes) over the whole oxiserve-perf run / its wall time"
   echo
@@ -362,16 +397,28 @@ mkdir -p "$(dirname "$RESULTS")"
   done
   echo
   echo "Latency ratios below 1 mean oxiserve is faster."
-  [ -z "${TOKENS:-}" ] || { echo; echo "Token counts of the load's sentences, in rotation order ([CLS] and [SEP] included): ${TOKENS}. Both encoders pad a batch's rows to its longest, so a batch holding the longest sentence runs every row at that length: batching saves per-call overhead but adds padding work, and larger batches hold the longest sentence more often."; }
+  [ -z "${TOKENS:-}" ] || { echo; echo "Token counts of the load's sentences, in rotation order ([CLS] and [SEP] included): ${TOKENS}. $([ "$PADDING" = longest ] && echo "Both encoders pad a batch's rows to its longest, so a batch holding the longest sentence runs every row at that length: batching saves per-call overhead but adds padding work, and larger batches hold the longest sentence more often." || echo "Triton's encoder pads a batch's rows to its longest, so a batch holding the longest sentence runs every row at that length, and larger batches hold it more often; oxiserve's buckets run the short sentences apart from the long ones.")"; }
   echo
-  if [ -s "$WORK/raw.txt" ]; then
-    echo "## The encoder alone: what batching and padding cost (informational)"
+  if [ -n "$(raw_batches)" ]; then
+    echo "## oxiserve against the encoder alone"
     echo
-    echo "\`bench/embedding/raw_padding.py\` after the servers stopped: one onnxruntime session on the same \`model.onnx\` ($(sed "s|$HOME/|~/|" <<<"$RAW_PY"), $INTRA intra-op threads, spinning ${SPINNING:-default}), no server, run back to back on windows of B consecutive sentences of the load padded to the window's longest, ${RAW_SECONDS} s per B, one run: the ceiling each batch size gives the model on this machine."
+    echo "\`bench/embedding/raw_padding.py\` after every round of runs, with both servers idle: one onnxruntime session on the same \`model.onnx\` ($(sed "s|$HOME/|~/|" <<<"$RAW_PY"), $INTRA intra-op threads, spinning ${SPINNING:-default}, all graph optimizations, sequential execution), no server, run back to back on windows of B consecutive sentences of the load, $([ "$PADDING" = longest ] && echo "each padded to its longest and run as one call" || echo "each cut into runs as oxiserve's buckets cut a batch (\`--buckets $BUCKET_COST\`, the same rule) and run as one call per run padded to its longest"), ${RAW_SECONDS} s per B: what ONNX Runtime computes for such batches on this machine. Raw run r follows server run r, so both see the same machine; *oxiserve/raw* is the median of the per-run ratios, oxiserve's run r at C connections over raw run r at the batch size nearest oxiserve's average batch there (issue 29 asks for 0.95)."
     echo
-    echo "| batch B | sentences/s | ms per session.run | padded tokens per row |"
+    echo "| connections | oxiserve avg batch | raw batch B | sentences/s oxiserve | sentences/s raw at B | oxiserve/raw |"
+    echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+    for c in $CONCURRENCY; do
+      b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
+      [ -n "$b" ] || continue
+      echo "| $c | ${BATCH[oxiserve/$c]} | $b | $(or_dash "${RPS[oxiserve/$c]}") | $(raw_median "$b" sps) | **$(or_dash "$(raw_ratio "$c" "$b")")** |"
+    done
+    echo
+    echo "Each batch size alone (medians of the raw runs):"
+    echo
+    echo "| batch B | sentences/s | ms per batch | padded tokens per row |"
     echo "| ---: | ---: | ---: | ---: |"
-    sed -n 's/^RAW batch=\([^ ]*\) sentences_per_s=\([^ ]*\) run_ms=\([^ ]*\) tokens_per_row=\([^ ]*\)$/| \1 | \2 | \3 | \4 |/p' "$WORK/raw.txt"
+    for b in $(raw_batches); do
+      echo "| $b | $(raw_median "$b" sps %.1f) | $(raw_median "$b" run_ms %.2f) | $(raw_median "$b" tokens %.1f) |"
+    done
     echo
   fi
   echo "## Start, memory, answers"
@@ -389,12 +436,12 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "## Commands"
   echo
   echo '```sh'
-  echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP CONCURRENCY=\"$CONCURRENCY\" INTRA=$INTRA SPINNING=$SPINNING LONG=$LONG RAGGED=$RAGGED RAW=$RAW RAW_SECONDS=$RAW_SECONDS RAW_BATCHES=\"$RAW_BATCHES\" BUILD=$BUILD$([ "$OXISERVE_BIN" = target/release/oxiserve ] || echo " OXISERVE_BIN=$OXISERVE_BIN")${OXISERVE_ARGS:+ OXISERVE_ARGS=\"$OXISERVE_ARGS\"}${TRITON_ARGS:+ TRITON_ARGS=\"$TRITON_ARGS\"} bench/embedding.sh"
+  echo "TARGETS=\"$TARGETS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP CONCURRENCY=\"$CONCURRENCY\" INTRA=$INTRA SPINNING=$SPINNING LONG=$LONG RAGGED=$RAGGED PADDING=$PADDING BUCKET_COST=$BUCKET_COST RAW=$RAW RAW_SECONDS=$RAW_SECONDS RAW_BATCHES=\"$RAW_BATCHES\" BUILD=$BUILD$([ "$OXISERVE_BIN" = target/release/oxiserve ] || echo " OXISERVE_BIN=$OXISERVE_BIN")${OXISERVE_ARGS:+ OXISERVE_ARGS=\"$OXISERVE_ARGS\"}${TRITON_ARGS:+ TRITON_ARGS=\"$TRITON_ARGS\"} bench/embedding.sh"
   echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "cargo build --release --locked -p oxiserve-perf$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "$(sed "s|$HOME/|~/|" <<<"$TRITON_VENV")/bin/pip install ${TRITON_PIP[*]} 'numpy<2'   # only when missing"
   echo "python3 bench/embedding/make_bodies.py $REF \$WORK/bodies.jsonl --max-chars $([ "$LONG" = 1 ] && echo 0 || echo 1000)"
-  [ -z "$RAW_PY" ] || echo "$(sed "s|$HOME/|~/|" <<<"$RAW_PY") bench/embedding/raw_padding.py $ONNX $TOKENIZER_JSON \$WORK/bodies.jsonl $INTRA '$SPINNING' $RAW_SECONDS $RAW_BATCHES   # after the servers"
+  [ -z "$RAW_PY" ] || echo "$(sed "s|$HOME/|~/|" <<<"$RAW_PY") bench/embedding/raw_padding.py${RAW_BUCKETS:+ $RAW_BUCKETS} $ONNX $TOKENIZER_JSON \$WORK/bodies.jsonl $INTRA '$SPINNING' $RAW_SECONDS $RAW_BATCHES   # after every round of runs, servers idle"
   echo "# \$WORK/repo-oxiserve: $EXAMPLE/{embedding,minilm_tokenizer,minilm_encoder}/config.pbtxt, model files symlinked, the encoder's parameters appended (below)"
   echo "# \$WORK/repo-triton: bench/embedding/triton/ (embedding, tokenizer, encoder), the same model files symlinked, the same parameters appended"
   echo "# both servers, started one after the other (\$WORK: the script's temporary folder)"

@@ -107,8 +107,9 @@ def test_invalid_utf8_is_refused_and_the_server_goes_on(server):
 def test_texts_of_different_lengths_batch_together(server):
     """Concurrent single-text requests, every one a different token length:
     each gets the embedding it gets alone, and the encoder ran fewer batches
-    than requests (batch_padding pads the token tensors of one batch to its
-    longest; without it no two of these requests could share a batch)."""
+    than requests (batch_padding pads the token tensors of each run of a batch
+    to the run's longest; without it no two of these requests could share a
+    batch)."""
     texts = [" ".join(["word"] * k) + f" number {k}" for k in range(1, 17)]
 
     def embed(client, text):

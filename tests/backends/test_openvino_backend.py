@@ -104,6 +104,19 @@ def test_add_sub_batch_sizes(clients, protocol, rows):
     np.testing.assert_allclose(result.as_numpy("SUM"), feeds["A"] + feeds["B"], rtol=1e-6)
 
 
+def test_input_tensors_kept_between_requests_hold_each_requests_values(clients):
+    """An instance keeps its input tensors while the batch shape repeats: the
+    same shape with new values, another shape, then the first shape again
+    (and a padded batch smaller than the one before) each answer their own."""
+    for seed, rows, model in [(30, 3, "add_sub"), (31, 3, "add_sub"), (32, 5, "add_sub"),
+                              (33, 3, "add_sub"), (34, 4, "padded"), (35, 2, "padded"),
+                              (36, 4, "padded")]:
+        feeds = {"A": sample("FP32", [rows, 4], seed), "B": sample("FP32", [rows, 4], seed + 50)}
+        result = infer(clients, "http", model, feeds)
+        check(MODELS[model][0], result, feeds)
+        np.testing.assert_allclose(result.as_numpy("SUM"), feeds["A"] + feeds["B"], rtol=1e-6)
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("wanted", [["DIFF"], ["SUM"]])
 def test_requested_outputs(clients, protocol, wanted):

@@ -1,9 +1,10 @@
 //! One model instance: an OpenVINO infer request run on the instance's
 //! thread. A group of requests becomes one tensor per input (the one copy
-//! OpenVINO needs); each output is copied out of the infer request, whose
-//! buffers the next inference reuses, and sliced per request.
+//! OpenVINO needs), kept for the next group of the same shape; each output is
+//! copied out of the infer request, whose buffers the next inference reuses,
+//! and sliced per request.
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use bytes::Bytes;
 use openvino::{InferRequest, Shape, Tensor};
@@ -30,6 +31,9 @@ pub(crate) struct Plan {
 pub(crate) struct OpenVinoInstance {
     pub request: InferRequest,
     pub plan: Arc<Plan>,
+    /// The last tensor given to each input, by input name, with its shape:
+    /// reused while groups keep that shape, so a steady load allocates none.
+    pub inputs: HashMap<String, (Vec<i64>, Tensor)>,
 }
 
 impl ModelInstance for OpenVinoInstance {
@@ -71,8 +75,13 @@ impl OpenVinoInstance {
                     describe(&e)
                 ))
             };
-            let mut tensor =
-                Tensor::new(element, &Shape::new(&shape).map_err(fail)?).map_err(fail)?;
+            let reused = self.inputs.get(name).is_some_and(|(s, _)| *s == shape);
+            if !reused {
+                let tensor =
+                    Tensor::new(element, &Shape::new(&shape).map_err(fail)?).map_err(fail)?;
+                self.inputs.insert(name.clone(), (shape, tensor));
+            }
+            let tensor = &mut self.inputs.get_mut(name).expect("inserted above").1;
             let target = tensor.get_raw_data_mut().map_err(fail)?;
             let mut at = 0;
             for request in group {
@@ -89,11 +98,14 @@ impl OpenVinoInstance {
                 target[at..end].copy_from_slice(&part.data);
                 at = end;
             }
-            // Padding rows stay zero (OpenVINO zeroes a new tensor).
             if padded == rows && at != target.len() {
                 return Err(too_long(model, name, at, target.len()));
             }
-            self.request.set_tensor(name, &tensor).map_err(fail)?;
+            // Padding rows are zeros (a reused tensor holds the last group's).
+            target[at..].fill(0);
+            if !reused {
+                self.request.set_tensor(name, tensor).map_err(fail)?;
+            }
         }
         self.request.infer().map_err(|e| {
             Error::internal(format!(

@@ -3,6 +3,7 @@
 //! each instance gets its own infer request on the compiled model.
 
 use std::{
+    collections::HashMap,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -89,6 +90,7 @@ impl ServedModel for OpenVinoModel {
         Ok(Box::new(OpenVinoInstance {
             request,
             plan: self.plan.clone(),
+            inputs: HashMap::new(),
         }))
     }
 }

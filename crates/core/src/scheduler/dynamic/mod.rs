@@ -4,6 +4,7 @@
 //! every instance is busy.
 
 mod batch_key;
+mod buckets;
 mod ordering;
 mod padding;
 mod queue;
@@ -67,7 +68,7 @@ struct Shared {
     timer: Condvar,
     /// Whether a timer thread waits on `timer` (a queue policy has a timeout).
     timed: bool,
-    /// `batch_padding`: inputs padded to the batch's longest.
+    /// `batch_padding`: inputs padded to the batch's longest, or to each bucket's.
     padding: Option<Padding>,
 }
 

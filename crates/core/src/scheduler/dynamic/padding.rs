@@ -2,17 +2,25 @@
 //! #21): with the model parameter `batch_padding: "longest"`, requests whose
 //! variable-size inputs differ in length still batch together; before the
 //! batch executes, each such input of each request is padded to the
-//! batch's longest with `batch_pad_value` (default 0). Only for models that
-//! accept padding (an encoder with an attention mask, say): outputs keep the
-//! padded length. BYTES inputs are never padded, so they still batch only
-//! with equal shapes.
+//! batch's longest with `batch_pad_value` (default 0). With `"buckets"` the
+//! batch is sorted by length and cut into runs, each padded to its own
+//! longest, wherever the padding a cut saves outweighs one more model run
+//! (`batch_bucket_cost`, in padded elements; see `buckets.rs`). Only for
+//! models that accept padding (an encoder with an attention mask, say):
+//! outputs keep the padded length. BYTES inputs are never padded, so they
+//! still batch only with equal shapes.
 
 use bytes::Bytes;
 use oxiserve_config::BatchPlan;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{DataType, Error, Result, Tensor, element_count};
 
+use super::buckets::run_ends;
 use crate::scheduler::Job;
+
+/// What one more run costs when none is configured, in padded elements: a
+/// text encoder's run of a few rows costs about what 20 to 40 more tokens do.
+const DEFAULT_BUCKET_COST: u64 = 32;
 
 /// Which inputs get padded, and with what.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,21 +28,46 @@ pub(crate) struct Padding {
     /// Variable-size, fixed-width inputs.
     pub inputs: Vec<String>,
     value: f64,
+    /// `Some(cost of a run)` with `"buckets"`; `None` pads to the batch's longest.
+    bucket_cost: Option<u64>,
 }
 
 impl Padding {
     /// The padding `config` asks for, if any.
     pub fn new(config: &ModelConfig) -> Result<Option<Self>> {
         let param = |key: &str| config.parameters.get(key).map(|p| p.string_value.trim());
-        match param("batch_padding") {
-            None | Some("") | Some("none") => return Ok(None),
-            Some("longest") => {}
+        let buckets = match param("batch_padding") {
+            None | Some("") | Some("none") => None,
+            Some("longest") => Some(false),
+            Some("buckets") => Some(true),
             Some(other) => {
                 return Err(Error::invalid_arg(format!(
-                    "model '{}': parameter 'batch_padding' must be 'longest' or 'none', got '{other}'",
+                    "model '{}': parameter 'batch_padding' must be 'longest', 'buckets' or \
+                     'none', got '{other}'",
                     config.name
                 )));
             }
+        };
+        let bucket_cost = match (param("batch_bucket_cost"), buckets) {
+            (None, Some(true)) => Some(DEFAULT_BUCKET_COST),
+            (None, _) => None,
+            (Some(text), Some(true)) => Some(text.parse::<u64>().map_err(|_| {
+                Error::invalid_arg(format!(
+                    "model '{}': parameter 'batch_bucket_cost' must be a whole number of \
+                     padded elements, got '{text}'",
+                    config.name
+                ))
+            })?),
+            (Some(text), _) => {
+                return Err(Error::invalid_arg(format!(
+                    "model '{}': parameter 'batch_bucket_cost' ('{text}') needs batch_padding \
+                     'buckets'",
+                    config.name
+                )));
+            }
+        };
+        if buckets.is_none() {
+            return Ok(None);
         }
         if !BatchPlan::of(config).is_batching() {
             return Err(Error::invalid_arg(format!(
@@ -58,15 +91,46 @@ impl Padding {
             .filter(|i| DataType::from_config_number(i.data_type) != Some(DataType::Bytes))
             .map(|i| i.name.clone())
             .collect();
-        Ok(Some(Self { inputs, value }))
+        Ok(Some(Self {
+            inputs,
+            value,
+            bucket_cost,
+        }))
     }
 
     /// Pads the padded inputs of every job of `batch` to the batch's longest
-    /// shape (beyond the batch dimension).
+    /// shape (beyond the batch dimension), or, with buckets, sorts the batch
+    /// by length and pads each run of it to the run's longest.
     pub fn apply(&self, batch: &mut [Job]) {
         if batch.len() < 2 {
             return;
         }
+        let Some(cost) = self.bucket_cost else {
+            return self.pad_to_longest(batch);
+        };
+        batch.sort_by_cached_key(|job| self.length(job));
+        let requests: Vec<(u64, u64)> = batch
+            .iter()
+            .map(|job| (job.batch_size.max(1), self.length(job)))
+            .collect();
+        let mut start = 0;
+        for end in run_ends(&requests, cost) {
+            self.pad_to_longest(&mut batch[start..end]);
+            start = end;
+        }
+    }
+
+    /// Elements per row of the job's first padded input (0 without one).
+    fn length(&self, job: &Job) -> u64 {
+        self.inputs
+            .iter()
+            .find_map(|name| job.request.request.input(name))
+            .and_then(|t| element_count(t.shape.get(1..).unwrap_or_default()))
+            .unwrap_or(0) as u64
+    }
+
+    /// Pads the padded inputs of every job of `batch` to their longest.
+    fn pad_to_longest(&self, batch: &mut [Job]) {
         // The batch dimension is left as it is.
         let skip = 1;
         for name in &self.inputs {
@@ -158,7 +222,73 @@ fn encode(dtype: DataType, value: f64) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use oxiserve_proto::inference::{ModelInput, ModelParameter};
+
     use super::*;
+
+    fn config(parameters: &[(&str, &str)]) -> ModelConfig {
+        ModelConfig {
+            name: "enc".into(),
+            max_batch_size: 8,
+            input: vec![ModelInput {
+                name: "ids".into(),
+                data_type: DataType::Int64.config_number(),
+                dims: vec![-1],
+                ..Default::default()
+            }],
+            parameters: parameters
+                .iter()
+                .map(|(k, v)| {
+                    let value = ModelParameter {
+                        string_value: (*v).into(),
+                    };
+                    ((*k).into(), value)
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn buckets_take_the_default_or_the_configured_run_cost() {
+        let longest = Padding::new(&config(&[("batch_padding", "longest")])).unwrap();
+        assert_eq!(longest.unwrap().bucket_cost, None);
+        let buckets = Padding::new(&config(&[("batch_padding", "buckets")])).unwrap();
+        assert_eq!(buckets.unwrap().bucket_cost, Some(DEFAULT_BUCKET_COST));
+        let set = [("batch_padding", "buckets"), ("batch_bucket_cost", "100")];
+        let padding = Padding::new(&config(&set)).unwrap().unwrap();
+        assert_eq!(
+            (padding.bucket_cost, &padding.inputs[..]),
+            (Some(100), &["ids".to_string()][..])
+        );
+        assert_eq!(Padding::new(&config(&[])).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_padding_parameters_name_the_model_and_parameter() {
+        let error = |parameters: &[(&str, &str)]| {
+            Padding::new(&config(parameters)).unwrap_err().to_string()
+        };
+        let message = error(&[("batch_padding", "bucket")]);
+        assert!(message.contains("model 'enc': parameter 'batch_padding' must be 'longest', 'buckets' or 'none', got 'bucket'"), "{message}");
+        let message = error(&[("batch_padding", "buckets"), ("batch_bucket_cost", "-1")]);
+        assert!(
+            message.contains(
+                "'batch_bucket_cost' must be a whole number of padded elements, got '-1'"
+            ),
+            "{message}"
+        );
+        let message = error(&[("batch_padding", "longest"), ("batch_bucket_cost", "8")]);
+        assert!(
+            message.contains("'batch_bucket_cost' ('8') needs batch_padding 'buckets'"),
+            "{message}"
+        );
+        let message = error(&[("batch_bucket_cost", "8")]);
+        assert!(
+            message.contains("needs batch_padding 'buckets'"),
+            "{message}"
+        );
+    }
 
     fn int64(shape: &[i64], values: &[i64]) -> Tensor {
         let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
