@@ -4,16 +4,18 @@ own longest, so short requests stop paying for long ones. An ONNX identity
 model on INT64 [N, L] shows the padding each request got: its output is its
 input followed by the pad value, as long as its run's longest. The same
 requests on `batch_padding: "longest"` all come back as long as the batch's
-longest. Bad parameters fail the load naming model and parameter."""
+longest. A bad parameter fails the load, and `oxiserve validate`, naming
+the file, the parameter and what is wrong."""
 
 import threading
 
 import numpy as np
 import pytest
 import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
 
 from onnx_models import identity_model
-from servers import TARGET, Server
+from servers import TARGET, Server, oxiserve_validate
 
 pytestmark = pytest.mark.skipif(TARGET == "triton", reason="batch_padding is oxiserve's")
 
@@ -101,11 +103,34 @@ def test_a_request_alone_is_not_padded(server):
         np.testing.assert_array_equal(client.infer("buckets", [tensor]).as_numpy("OUT"), data)
 
 
-def test_a_bad_bucket_cost_fails_the_load_naming_it(server):
+BAD_COST = ("parameter 'batch_bucket_cost' must be a whole number of padded elements, "
+            "got 'many'")
+
+
+def test_a_bad_bucket_cost_fails_the_load_naming_it(server, tmp_path):
     with httpclient.InferenceServerClient(server.url) as client:
-        index = {m["name"]: m for m in client.get_model_repository_index()}
         assert not client.is_model_ready("bad_cost")
         assert client.is_model_ready("buckets")
-    reason = index["bad_cost"].get("reason", "")
-    assert "model 'bad_cost': parameter 'batch_bucket_cost' must be a whole number of padded " \
-           "elements, got 'many'" in reason, index["bad_cost"]
+    broken = identity_model("bad_cost", "INT64", ("N", "L"))
+    broken.write(tmp_path, _config(broken, "buckets")
+                 + 'parameters { key: "batch_bucket_cost" value: { string_value: "many" } }\n')
+    with Server(tmp_path, ["--model-control-mode=explicit"]) as explicit:
+        with httpclient.InferenceServerClient(explicit.url) as client:
+            with pytest.raises(InferenceServerException) as error:
+                client.load_model("bad_cost")
+    message = str(error.value)
+    assert "bad_cost/config.pbtxt" in message and BAD_COST in message, message
+
+
+def test_validate_reports_a_bad_padding_parameter(tmp_path):
+    good = identity_model("good", "INT64", ("N", "L"))
+    good.write(tmp_path, _config(good, "buckets"))
+    bad = identity_model("bad", "INT64", ("N", "L"))
+    bad.write(tmp_path, _config(bad, "bucket"))
+    status, out, shown = oxiserve_validate(tmp_path)
+    assert status == 1, shown
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, shown
+    assert "bad/config.pbtxt" in errors[0] and "parameters.batch_padding: parameter " \
+        "'batch_padding' must be 'longest', 'buckets' or 'none', got 'bucket'" in errors[0], shown
+    assert "ok: good" in out, shown

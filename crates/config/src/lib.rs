@@ -4,6 +4,7 @@
 //! Triton's `/config` endpoint returns.
 
 mod autocomplete;
+mod batch_padding;
 mod batch_plan;
 pub mod ensemble;
 mod error;
@@ -18,6 +19,7 @@ mod validate;
 mod version_policy;
 
 pub use autocomplete::{VersionContents, complete_backend_fields};
+pub use batch_padding::{BatchPadding, PaddingError};
 pub use batch_plan::BatchPlan;
 pub use error::{ConfigError, join as join_errors};
 pub use instance_update::only_instance_groups_differ;

@@ -12,12 +12,19 @@ use oxiserve_proto::{
     },
 };
 
-use crate::error::ConfigError;
+use crate::{batch_padding::BatchPadding, error::ConfigError};
 
 pub(super) fn check(config: &ModelConfig, errors: &mut Vec<ConfigError>) {
     match &config.scheduling_choice {
         Some(SchedulingChoice::DynamicBatching(db)) => {
-            check_dynamic(db, config.max_batch_size, errors)
+            check_dynamic(db, config.max_batch_size, errors);
+            // oxiserve's padding parameters, which only the dynamic batcher reads.
+            if let Err(e) = BatchPadding::of(config) {
+                errors.push(ConfigError::field(
+                    format!("parameters.{}", e.parameter),
+                    e.to_string(),
+                ));
+            }
         }
         Some(SchedulingChoice::SequenceBatching(sb)) => {
             check_sequence(sb, config.max_batch_size, errors)

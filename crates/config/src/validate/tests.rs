@@ -186,6 +186,38 @@ fn preserve_ordering_forbids_delay() {
 }
 
 #[test]
+fn batch_padding_parameters_of_a_dynamic_batcher() {
+    let batcher = "backend: \"python\"\nmax_batch_size: 4\ndynamic_batching { }\n";
+    let param = |k: &str, v: &str| {
+        format!("parameters {{ key: \"{k}\" value: {{ string_value: \"{v}\" }} }}\n")
+    };
+    let got = problems(&format!("{batcher}{}", param("batch_padding", "bucket")));
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(
+        got[0].ends_with("parameters.batch_padding: parameter 'batch_padding' must be 'longest', 'buckets' or 'none', got 'bucket'"),
+        "{got:#?}"
+    );
+    let bad_cost = format!(
+        "{batcher}{}{}",
+        param("batch_padding", "buckets"),
+        param("batch_bucket_cost", "lots")
+    );
+    let got = problems(&bad_cost);
+    assert!(
+        got.len() == 1
+            && got[0].contains(
+                "parameters.batch_bucket_cost: parameter 'batch_bucket_cost' must be a whole number"
+            ),
+        "{got:#?}"
+    );
+    assert!(problems(&format!("{batcher}{}", param("batch_padding", "buckets"))).is_empty());
+    // Without a dynamic batcher nothing reads them.
+    let unbatched =
+        "backend: \"python\"\nmax_batch_size: 4\n".to_string() + &param("batch_padding", "bucket");
+    assert!(problems(&unbatched).is_empty());
+}
+
+#[test]
 fn sequence_controls() {
     let text = r#"backend: "python"
 max_batch_size: 2

@@ -8,81 +8,32 @@
 //! (`batch_bucket_cost`, in padded elements; see `buckets.rs`). Only for
 //! models that accept padding (an encoder with an attention mask, say):
 //! outputs keep the padded length. BYTES inputs are never padded, so they
-//! still batch only with equal shapes.
+//! still batch only with equal shapes. The parameters are read (and
+//! validated) by `oxiserve_config::BatchPadding`.
 
 use bytes::Bytes;
-use oxiserve_config::BatchPlan;
+use oxiserve_config::BatchPadding;
 use oxiserve_proto::ModelConfig;
 use oxiserve_types::{DataType, Error, Result, Tensor, element_count};
 
 use super::buckets::run_ends;
 use crate::scheduler::Job;
 
-/// What one more run costs when none is configured, in padded elements: a
-/// text encoder's run of a few rows costs about what 20 to 40 more tokens do.
-const DEFAULT_BUCKET_COST: u64 = 32;
-
-/// Which inputs get padded, and with what.
+/// Which inputs get padded, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Padding {
     /// Variable-size, fixed-width inputs.
     pub inputs: Vec<String>,
-    value: f64,
-    /// `Some(cost of a run)` with `"buckets"`; `None` pads to the batch's longest.
-    bucket_cost: Option<u64>,
+    settings: BatchPadding,
 }
 
 impl Padding {
     /// The padding `config` asks for, if any.
     pub fn new(config: &ModelConfig) -> Result<Option<Self>> {
-        let param = |key: &str| config.parameters.get(key).map(|p| p.string_value.trim());
-        let buckets = match param("batch_padding") {
-            None | Some("") | Some("none") => None,
-            Some("longest") => Some(false),
-            Some("buckets") => Some(true),
-            Some(other) => {
-                return Err(Error::invalid_arg(format!(
-                    "model '{}': parameter 'batch_padding' must be 'longest', 'buckets' or \
-                     'none', got '{other}'",
-                    config.name
-                )));
-            }
-        };
-        let bucket_cost = match (param("batch_bucket_cost"), buckets) {
-            (None, Some(true)) => Some(DEFAULT_BUCKET_COST),
-            (None, _) => None,
-            (Some(text), Some(true)) => Some(text.parse::<u64>().map_err(|_| {
-                Error::invalid_arg(format!(
-                    "model '{}': parameter 'batch_bucket_cost' must be a whole number of \
-                     padded elements, got '{text}'",
-                    config.name
-                ))
-            })?),
-            (Some(text), _) => {
-                return Err(Error::invalid_arg(format!(
-                    "model '{}': parameter 'batch_bucket_cost' ('{text}') needs batch_padding \
-                     'buckets'",
-                    config.name
-                )));
-            }
-        };
-        if buckets.is_none() {
+        let settings = BatchPadding::of(config)
+            .map_err(|e| Error::invalid_arg(format!("model '{}': {e}", config.name)))?;
+        let Some(settings) = settings else {
             return Ok(None);
-        }
-        if !BatchPlan::of(config).is_batching() {
-            return Err(Error::invalid_arg(format!(
-                "model '{}': batch_padding needs max_batch_size > 0",
-                config.name
-            )));
-        }
-        let value = match param("batch_pad_value") {
-            None => 0.0,
-            Some(text) => text.parse::<f64>().map_err(|_| {
-                Error::invalid_arg(format!(
-                    "model '{}': parameter 'batch_pad_value' must be a number, got '{text}'",
-                    config.name
-                ))
-            })?,
         };
         let inputs = config
             .input
@@ -91,11 +42,7 @@ impl Padding {
             .filter(|i| DataType::from_config_number(i.data_type) != Some(DataType::Bytes))
             .map(|i| i.name.clone())
             .collect();
-        Ok(Some(Self {
-            inputs,
-            value,
-            bucket_cost,
-        }))
+        Ok(Some(Self { inputs, settings }))
     }
 
     /// Pads the padded inputs of every job of `batch` to the batch's longest
@@ -105,7 +52,7 @@ impl Padding {
         if batch.len() < 2 {
             return;
         }
-        let Some(cost) = self.bucket_cost else {
+        let Some(cost) = self.settings.bucket_cost else {
             return self.pad_to_longest(batch);
         };
         batch.sort_by_cached_key(|job| self.length(job));
@@ -156,7 +103,7 @@ impl Padding {
                     if dims != longest.as_slice() && dims.len() == longest.len() {
                         let mut shape = tensor.shape[..skip].to_vec();
                         shape.extend(&longest);
-                        *tensor = pad(tensor, shape, self.value);
+                        *tensor = pad(tensor, shape, self.settings.value);
                     }
                 }
             }
@@ -222,70 +169,35 @@ fn encode(dtype: DataType, value: f64) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use oxiserve_proto::inference::{ModelInput, ModelParameter};
+    use oxiserve_proto::inference::ModelInput;
 
     use super::*;
 
-    fn config(parameters: &[(&str, &str)]) -> ModelConfig {
-        ModelConfig {
-            name: "enc".into(),
-            max_batch_size: 8,
-            input: vec![ModelInput {
-                name: "ids".into(),
-                data_type: DataType::Int64.config_number(),
-                dims: vec![-1],
-                ..Default::default()
-            }],
-            parameters: parameters
-                .iter()
-                .map(|(k, v)| {
-                    let value = ModelParameter {
-                        string_value: (*v).into(),
-                    };
-                    ((*k).into(), value)
-                })
-                .collect(),
+    #[test]
+    fn padded_inputs_are_the_variable_size_non_bytes_ones_and_errors_name_the_model() {
+        let input = |name: &str, datatype: DataType, dims: Vec<i64>| ModelInput {
+            name: name.into(),
+            data_type: datatype.config_number(),
+            dims,
             ..Default::default()
-        }
-    }
-
-    #[test]
-    fn buckets_take_the_default_or_the_configured_run_cost() {
-        let longest = Padding::new(&config(&[("batch_padding", "longest")])).unwrap();
-        assert_eq!(longest.unwrap().bucket_cost, None);
-        let buckets = Padding::new(&config(&[("batch_padding", "buckets")])).unwrap();
-        assert_eq!(buckets.unwrap().bucket_cost, Some(DEFAULT_BUCKET_COST));
-        let set = [("batch_padding", "buckets"), ("batch_bucket_cost", "100")];
-        let padding = Padding::new(&config(&set)).unwrap().unwrap();
-        assert_eq!(
-            (padding.bucket_cost, &padding.inputs[..]),
-            (Some(100), &["ids".to_string()][..])
-        );
-        assert_eq!(Padding::new(&config(&[])).unwrap(), None);
-    }
-
-    #[test]
-    fn bad_padding_parameters_name_the_model_and_parameter() {
-        let error = |parameters: &[(&str, &str)]| {
-            Padding::new(&config(parameters)).unwrap_err().to_string()
         };
-        let message = error(&[("batch_padding", "bucket")]);
-        assert!(message.contains("model 'enc': parameter 'batch_padding' must be 'longest', 'buckets' or 'none', got 'bucket'"), "{message}");
-        let message = error(&[("batch_padding", "buckets"), ("batch_bucket_cost", "-1")]);
-        assert!(
-            message.contains(
-                "'batch_bucket_cost' must be a whole number of padded elements, got '-1'"
-            ),
-            "{message}"
+        let mut config = oxiserve_backend::testing::config_with_parameters(
+            "enc",
+            &[("batch_padding", "buckets")],
         );
-        let message = error(&[("batch_padding", "longest"), ("batch_bucket_cost", "8")]);
+        config.max_batch_size = 8;
+        config.input = vec![
+            input("ids", DataType::Int64, vec![-1]),
+            input("text", DataType::Bytes, vec![-1]),
+            input("fixed", DataType::Fp32, vec![4]),
+        ];
+        let padding = Padding::new(&config).unwrap().unwrap();
+        assert_eq!(padding.inputs, ["ids"]);
+        assert_eq!(padding.settings.bucket_cost, Some(32));
+        config.max_batch_size = 0;
+        let message = Padding::new(&config).unwrap_err().to_string();
         assert!(
-            message.contains("'batch_bucket_cost' ('8') needs batch_padding 'buckets'"),
-            "{message}"
-        );
-        let message = error(&[("batch_bucket_cost", "8")]);
-        assert!(
-            message.contains("needs batch_padding 'buckets'"),
+            message.contains("model 'enc': parameter 'batch_padding' needs max_batch_size > 0"),
             "{message}"
         );
     }
