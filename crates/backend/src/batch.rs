@@ -98,7 +98,9 @@ impl BatchOutput {
 /// Executes a batch with `run`, one call per group of requests that can share
 /// one tensor per input (see [`group_by_layout`]): cancelled requests are
 /// answered at once, the calls are timed as the compute phase, and each
-/// request gets its rows of its group's outputs, or the group's error.
+/// request gets its rows of its group's outputs, or the group's error, as
+/// soon as its group's call returns (a batch cut into runs of similar
+/// lengths answers its short requests first).
 pub fn execute_grouped(
     requests: Vec<BackendRequest>,
     batching: bool,
@@ -117,14 +119,16 @@ pub fn execute_grouped(
         }
     }
     timing.start_compute();
-    let mut done = Vec::new();
-    for group in group_by_layout(live, batching) {
+    let mut groups = group_by_layout(live, batching).into_iter().peekable();
+    while let Some(group) = groups.next() {
         let result = run(&group);
-        done.push((group, result));
-    }
-    timing.end_compute();
-    for (group, result) in done {
+        if groups.peek().is_none() {
+            timing.end_compute();
+        }
         answer_group(group, result, batching);
+    }
+    if timing.compute_end().is_none() {
+        timing.end_compute();
     }
 }
 
@@ -185,7 +189,56 @@ fn same_layout(a: &BackendRequest, b: &BackendRequest) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use oxiserve_types::InferRequest;
+
     use super::*;
+    use crate::testing::{collecting_request, fp32_data};
+
+    fn rows(n: i64, width: i64) -> InferRequest {
+        let values = (0..n * width).map(|v| v as f32);
+        let x = Tensor::new("X", DataType::Fp32, vec![n, width], fp32_data(values));
+        InferRequest {
+            inputs: vec![x],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_group_is_answered_before_the_next_one_runs() {
+        // Two requests of width 2, then one of width 3: two groups.
+        let (a, got_a) = collecting_request(rows(1, 2), &["Y"]);
+        let (b, got_b) = collecting_request(rows(2, 2), &["Y"]);
+        let (c, got_c) = collecting_request(rows(1, 3), &["Y"]);
+        let mut seen = Vec::new();
+        let mut timing = ComputeTiming::default();
+        execute_grouped(vec![a, b, c], true, &mut timing, |group| {
+            let answered = [&got_a, &got_b, &got_c].map(|g| g.lock().len());
+            seen.push((group.len(), answered));
+            let x = &group[0].request.inputs[0];
+            let total: i64 = group.iter().map(|r| r.request.inputs[0].shape[0]).sum();
+            let data: Vec<u8> = group
+                .iter()
+                .flat_map(|r| r.request.inputs[0].data.to_vec())
+                .collect();
+            Ok(vec![BatchOutput::new(
+                "Y",
+                x.datatype,
+                vec![total, x.shape[1]],
+                Bytes::from(data),
+            )])
+        });
+        assert_eq!(seen, [(2, [0, 0, 0]), (1, [1, 1, 0])]);
+        for (got, shape) in [(&got_a, [1, 2]), (&got_b, [2, 2]), (&got_c, [1, 3])] {
+            let events = got.lock();
+            let response = events[0].response.as_ref().unwrap().as_ref().unwrap();
+            assert_eq!(response.outputs[0].shape, shape);
+        }
+        let (start, end) = (
+            timing.compute_start().unwrap(),
+            timing.compute_end().unwrap(),
+        );
+        assert!(start <= end);
+    }
 
     #[test]
     fn rows_slice_fixed_size_and_string_outputs() {
