@@ -119,16 +119,11 @@ pub fn execute_grouped(
         }
     }
     timing.start_compute();
-    let mut groups = group_by_layout(live, batching).into_iter().peekable();
-    while let Some(group) = groups.next() {
+    timing.end_compute(); // moved on by each run: the compute phase ends with the last
+    for group in group_by_layout(live, batching) {
         let result = run(&group);
-        if groups.peek().is_none() {
-            timing.end_compute();
-        }
-        answer_group(group, result, batching);
-    }
-    if timing.compute_end().is_none() {
         timing.end_compute();
+        answer_group(group, result, batching);
     }
 }
 
