@@ -359,6 +359,12 @@ raw_ratio() { # CONNS BATCH -> median over runs of oxiserve's req/s at CONNS / r
     $1 == "oxiserve" && $2 == c && ($3 in raw) && raw[$3] > 0 { print $4 / raw[$3] }' "$WORK/raw.tsv" "$WORK/runs.tsv" |
     sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+raw_pairs() { # CONNS BATCH -> table rows: each oxiserve run at CONNS beside raw run r at BATCH
+  awk -F'\t' -v c="$1" -v b="$2" 'FNR == 1 { next } FILENAME ~ /raw/ { if ($2 == b) raw[$1] = $3; next }
+    $1 == "oxiserve" && $2 == c && ($3 in raw) && raw[$3] > 0 {
+      printf "| %s | %s | %s | %.1f | %s | %.1f | %.3f |\n", c, $3, $12, $4, b, raw[$3], $4 / raw[$3] }' \
+    "$WORK/raw.tsv" "$WORK/runs.tsv"
+}
 declare -A RPS=() P50=() P99=() BATCH=() CORES=()
 for t in $ALL_TARGETS; do for c in $CONCURRENCY; do
   k=$t/$c
@@ -410,6 +416,16 @@ mkdir -p "$(dirname "$RESULTS")"
       b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
       [ -n "$b" ] || continue
       echo "| $c | ${BATCH[oxiserve/$c]} | $b | $(or_dash "${RPS[oxiserve/$c]}") | $(raw_median "$b" sps) | **$(or_dash "$(raw_ratio "$c" "$b")")** |"
+    done
+    echo
+    echo "Run by run (each oxiserve run beside the raw run that followed it):"
+    echo
+    echo "| connections | run | oxiserve avg batch | sentences/s oxiserve | raw batch B | sentences/s raw at B | oxiserve/raw |"
+    echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for c in $CONCURRENCY; do
+      b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
+      [ -n "$b" ] || continue
+      raw_pairs "$c" "$b"
     done
     echo
     echo "Each batch size alone (medians of the raw runs):"
