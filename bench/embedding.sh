@@ -354,16 +354,22 @@ nearest_batch() { # AVG_BATCH -> the raw batch size nearest it
   [ -n "$1" ] && [ "$1" != – ] || return 0
   raw_batches | awk -v a="$1" '{ d = $1 - a; d = d < 0 ? -d : d; if (NR == 1 || d < best) { best = d; b = $1 } } END { if (NR) print b }'
 }
-raw_ratio() { # CONNS BATCH -> median over runs of oxiserve's req/s at CONNS / raw's sentences/s at BATCH, same run
-  awk -F'\t' -v c="$1" -v b="$2" 'FNR == 1 { next } FILENAME ~ /raw/ { if ($2 == b) raw[$1] = $3; next }
-    $1 == "oxiserve" && $2 == c && ($3 in raw) && raw[$3] > 0 { print $4 / raw[$3] }' "$WORK/raw.tsv" "$WORK/runs.tsv" |
-    sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-raw_pairs() { # CONNS BATCH -> table rows: each oxiserve run at CONNS beside raw run r at BATCH
+raw_pairs() { # CONNS BATCH -> per oxiserve run at CONNS with a raw run r at BATCH (tab-separated):
+  # run, avg batch, oxiserve sentences/s, raw sentences/s, their ratio
   awk -F'\t' -v c="$1" -v b="$2" 'FNR == 1 { next } FILENAME ~ /raw/ { if ($2 == b) raw[$1] = $3; next }
     $1 == "oxiserve" && $2 == c && ($3 in raw) && raw[$3] > 0 {
-      printf "| %s | %s | %s | %.1f | %s | %.1f | %.3f |\n", c, $3, $12, $4, b, raw[$3], $4 / raw[$3] }' \
-    "$WORK/raw.tsv" "$WORK/runs.tsv"
+      printf "%s\t%s\t%.1f\t%.1f\t%.3f\n", $3, $12, $4, raw[$3], $4 / raw[$3] }' "$WORK/raw.tsv" "$WORK/runs.tsv"
+}
+raw_ratio() { # CONNS BATCH -> median over runs of the ratios of raw_pairs
+  raw_pairs "$1" "$2" | cut -f5 | sort -g |
+    awk '{ a[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+compared() { # -> "CONNS BATCH" for each concurrency with an average batch, BATCH the raw batch nearest it
+  local c b
+  for c in $CONCURRENCY; do
+    b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
+    [ -z "$b" ] || echo "$c $b"
+  done
 }
 declare -A RPS=() P50=() P99=() BATCH=() CORES=()
 for t in $ALL_TARGETS; do for c in $CONCURRENCY; do
@@ -412,9 +418,7 @@ mkdir -p "$(dirname "$RESULTS")"
     echo
     echo "| connections | oxiserve avg batch | raw batch B | sentences/s oxiserve | sentences/s raw at B | oxiserve/raw |"
     echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
-    for c in $CONCURRENCY; do
-      b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
-      [ -n "$b" ] || continue
+    compared | while read -r c b; do
       echo "| $c | ${BATCH[oxiserve/$c]} | $b | $(or_dash "${RPS[oxiserve/$c]}") | $(raw_median "$b" sps) | **$(or_dash "$(raw_ratio "$c" "$b")")** |"
     done
     echo
@@ -422,10 +426,8 @@ mkdir -p "$(dirname "$RESULTS")"
     echo
     echo "| connections | run | oxiserve avg batch | sentences/s oxiserve | raw batch B | sentences/s raw at B | oxiserve/raw |"
     echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    for c in $CONCURRENCY; do
-      b=$(nearest_batch "${BATCH[oxiserve/$c]:-}")
-      [ -n "$b" ] || continue
-      raw_pairs "$c" "$b"
+    compared | while read -r c b; do
+      raw_pairs "$c" "$b" | awk -F'\t' -v c="$c" -v b="$b" '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", c, $1, $2, $3, b, $4, $5 }'
     done
     echo
     echo "Each batch size alone (medians of the raw runs):"
