@@ -262,11 +262,14 @@ print("RESULT requests=%d duration_s=%.3f rps=%.1f p50_us=%d p90_us=%d p99_us=%d
 # --- report helpers over a runs table (TSV, a header line naming the columns) ---------------
 # runs_median TSV COLUMN [NAME=VALUE...]: the median of COLUMN over the rows whose columns NAME
 # hold VALUE, rounded to a whole number; nothing when no row matches.
-runs_median() {
-  local tsv=$1 col=$2; shift 2
+runs_median() { runs_median_format %.0f "$@"; }
+# runs_median_format FORMAT TSV COLUMN [NAME=VALUE...]: the same median, printed with FORMAT
+# (printf's, e.g. %.1f).
+runs_median_format() {
+  local fmt=$1 tsv=$2 col=$3; shift 3
   awk -F'\t' -v k="$col" -v where="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(where, w, " "); next }
     { for (i = 1; i <= n; i++) { split(w[i], kv, "="); if ($c[kv[1]] != kv[2]) next } print $c[k] }' "$tsv" | sort -g |
-    awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+    awk -v fmt="$fmt" '{ a[NR] = $1 } END { if (NR) printf fmt, NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 # runs_failures TSV [NAME=VALUE...]: errors + non2xx summed over the matching rows.
 runs_failures() {

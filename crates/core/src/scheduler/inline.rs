@@ -4,19 +4,45 @@
 //! nothing is queued, instead of handing it to the instance's thread. That
 //! saves the queue, the instance thread's polling and its wake-up: the
 //! largest cost a bare server does not pay (docs/design/request-path.md).
-//! The instance thread still executes what finds every instance busy, and an
-//! instance whose thread took a batch from the queue is busy until that batch
-//! ends, so that a later request does not overtake it.
+//! A request that finds every instance busy waits briefly for one
+//! ([`BUSY_WAIT`]); the instance thread executes what still finds them busy,
+//! and an instance whose thread took a batch from the queue is busy until
+//! that batch ends, so that a later request does not overtake it.
 //!
 //! [`Model::executes_inline`]: oxiserve_backend::Model::executes_inline
 
-use std::sync::Arc;
+use std::{cell::Cell, sync::Arc, time::Duration};
 
 use oxiserve_backend::ModelInstance;
 use parking_lot::{Mutex, RwLock};
 
 use super::{InstanceLoad, Job, execution::execute};
 use crate::{rate_limiter::Permit, stats::StatsCollector};
+
+/// How long an admitting thread waits for a busy instance before it queues
+/// the request: an inline execution takes microseconds, and waiting keeps the
+/// request and its response on this thread, where a hand-off to the
+/// instance thread costs more than the wait (docs/design/request-path.md).
+const BUSY_WAIT: Duration = Duration::from_micros(50);
+
+thread_local! {
+    /// Whether this thread is executing on an instance: a request submitted
+    /// from inside that execution (an ensemble's next step) must not wait for
+    /// the instance this thread holds.
+    static EXECUTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with this thread marked as executing on an instance.
+fn executing<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            EXECUTING.set(self.0);
+        }
+    }
+    let _restore = Restore(EXECUTING.replace(true));
+    f()
+}
 
 /// One instance, shared by its own thread and the admitting threads; one
 /// of them executes on it at a time. Its thread takes it back to drop it.
@@ -51,20 +77,27 @@ impl SharedInstance {
         let Some(instance) = instance.as_mut() else {
             return;
         };
-        execute(
-            instance.as_mut(),
-            batch,
-            &self.stats,
-            &self.label,
-            &self.load,
-            permit,
-        );
+        executing(|| {
+            execute(
+                instance.as_mut(),
+                batch,
+                &self.stats,
+                &self.label,
+                &self.load,
+                permit,
+            );
+        });
     }
 
-    /// Executes `job` now if no other thread executes on the instance, it
-    /// holds no batch and it is ready inline; gives it back otherwise.
-    fn try_execute(&self, job: Job) -> Option<Job> {
-        let Some(mut instance) = self.instance.try_lock() else {
+    /// Executes `job` now if no other thread executes on the instance (or
+    /// none does once `wait` passed), it holds no batch and it is ready
+    /// inline; gives it back otherwise.
+    fn try_execute(&self, job: Job, wait: Option<Duration>) -> Option<Job> {
+        let locked = match wait {
+            Some(wait) => self.instance.try_lock_for(wait),
+            None => self.instance.try_lock(),
+        };
+        let Some(mut instance) = locked else {
             return Some(job);
         };
         let Some(instance) = instance.as_mut() else {
@@ -76,14 +109,16 @@ impl SharedInstance {
             return Some(job);
         }
         self.load.take(1);
-        execute(
-            instance.as_mut(),
-            vec![job],
-            &self.stats,
-            &self.label,
-            &self.load,
-            None,
-        );
+        executing(|| {
+            execute(
+                instance.as_mut(),
+                vec![job],
+                &self.stats,
+                &self.label,
+                &self.load,
+                None,
+            );
+        });
         None
     }
 
@@ -117,19 +152,22 @@ impl InlineInstances {
         self.0.write().retain(|i| !Arc::ptr_eq(i, instance));
     }
 
-    /// Executes `job` on an idle instance, on this thread; gives it back
-    /// when every instance is busy. The list is not held while the job
-    /// executes: its responses may submit an ensemble's next step here.
+    /// Executes `job` on an idle instance, on this thread, waiting up to
+    /// [`BUSY_WAIT`] for a busy one; gives it back when none comes free (or
+    /// this thread already executes inline). The list is not held while the
+    /// job executes: its responses may submit an ensemble's next step here.
     pub fn try_execute(&self, job: Job) -> Option<Job> {
-        let idle = self
-            .0
-            .read()
-            .iter()
-            .find(|i| !i.instance.is_locked())
-            .cloned();
-        match idle {
-            Some(instance) => instance.try_execute(job),
-            None => Some(job),
-        }
+        let (instance, wait) = {
+            let instances = self.0.read();
+            match instances.iter().find(|i| !i.instance.is_locked()) {
+                Some(idle) => (idle.clone(), None),
+                None if !EXECUTING.get() => match instances.first() {
+                    Some(busy) => (busy.clone(), Some(BUSY_WAIT)),
+                    None => return Some(job),
+                },
+                None => return Some(job),
+            }
+        };
+        instance.try_execute(job, wait)
     }
 }

@@ -1,5 +1,7 @@
 //! `"parameters": {...}` objects <-> [`Parameters`].
 
+use std::fmt::Display;
+
 use oxiserve_types::{Error, ParameterValue, Parameters};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -12,10 +14,11 @@ use super::special_literals;
 pub(crate) struct InvalidType;
 
 /// Parses a `parameters` object into its members. `owner` says whose
-/// parameters they are in messages (`"the request"`, `"input 'INPUT0'"`).
+/// parameters they are in messages (`"the request"`, `"input 'INPUT0'"`);
+/// it is formatted only when there is a message.
 pub(crate) fn parse_object(
     raw: &RawValue,
-    owner: &str,
+    owner: impl Display,
 ) -> Result<serde_json::Map<String, Value>, Error> {
     serde_json::from_str(raw.get()).map_err(|_| {
         Error::internal(format!(

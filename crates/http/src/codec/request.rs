@@ -2,6 +2,8 @@
 //! JSON request header and the binary tensor data after it (Triton's binary
 //! tensor data extension).
 
+use std::fmt::Display;
+
 use bytes::Bytes;
 use oxiserve_types::{
     DataType, Error, InferRequest, ParameterValue, Parameters, RequestedOutput, Tensor,
@@ -276,7 +278,7 @@ fn decode_input(
     let mut shm_region = None;
     let mut tensor_parameters = Parameters::new();
     if let Some(raw) = input.parameters {
-        let mut object = parameters::parse_object(raw, &format!("input '{name}'"))?;
+        let mut object = parameters::parse_object(raw, format_args!("input '{name}'"))?;
         if let Some(size) = object.remove("binary_data_size") {
             binary_size = Some(size.as_u64().ok_or_else(|| {
                 Error::internal(format!(
@@ -296,7 +298,7 @@ fn decode_input(
                 }
             });
         }
-        let shm_numbers = shared_memory_numbers(&mut object, &format!("input '{name}'"))?;
+        let shm_numbers = shared_memory_numbers(&mut object, format_args!("input '{name}'"))?;
         // Triton ignores other input parameters; values of other JSON types
         // are dropped rather than refused.
         tensor_parameters = parameters::collect(object, decoder.specials, |_| Ok(()))?;
@@ -494,7 +496,7 @@ fn decode_output(
                 "Output can't set both 'shared_memory_region' and 'binary_data'",
             ));
         }
-        let numbers = shared_memory_numbers(&mut object, &format!("output '{}'", output.name))?;
+        let numbers = shared_memory_numbers(&mut object, format_args!("output '{}'", output.name))?;
         output.parameters.extend(numbers);
     }
     // Triton ignores other output parameters; values of other JSON types are
@@ -508,7 +510,7 @@ fn decode_output(
 /// tensor's parameters, as unsigned integers (Triton's 500 otherwise).
 fn shared_memory_numbers(
     object: &mut serde_json::Map<String, Value>,
-    tensor: &str,
+    tensor: impl Display,
 ) -> Result<Parameters, Error> {
     let mut numbers = Parameters::new();
     for key in ["shared_memory_byte_size", "shared_memory_offset"] {
