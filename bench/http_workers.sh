@@ -115,7 +115,7 @@ for w in $WORKERS; do
 done
 
 median() { runs_median "$WORK/runs.tsv" "$@"; }
-median1() { runs_median_format %.1f "$WORK/runs.tsv" "$@"; }
+median_tenths() { runs_median_format %.1f "$WORK/runs.tsv" "$@"; }
 {
   echo "# Request path by HTTP worker count: identity model, HTTP with binary tensors"
   echo
@@ -132,7 +132,7 @@ median1() { runs_median_format %.1f "$WORK/runs.tsv" "$@"; }
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for w in $WORKERS; do for c in $CONCURRENCY; do
     cr=$(median rps workers="$w" target=ceiling conns="$c"); orr=$(median rps workers="$w" target=oxiserve conns="$c")
-    echo "| $w | $c | $cr | $orr | $(ratio "$orr" "$cr") | $(median1 server_cpus workers="$w" target=ceiling conns="$c") | $(median1 server_cpus workers="$w" target=oxiserve conns="$c") | $(median1 us_per_request workers="$w" target=ceiling conns="$c") | $(median1 us_per_request workers="$w" target=oxiserve conns="$c") | $(median p50_us workers="$w" target=ceiling conns="$c") | $(median p50_us workers="$w" target=oxiserve conns="$c") |"
+    echo "| $w | $c | $cr | $orr | $(ratio "$orr" "$cr") | $(median_tenths server_cpus workers="$w" target=ceiling conns="$c") | $(median_tenths server_cpus workers="$w" target=oxiserve conns="$c") | $(median_tenths us_per_request workers="$w" target=ceiling conns="$c") | $(median_tenths us_per_request workers="$w" target=oxiserve conns="$c") | $(median p50_us workers="$w" target=ceiling conns="$c") | $(median p50_us workers="$w" target=oxiserve conns="$c") |"
   done; done
   echo
   echo "## All runs"

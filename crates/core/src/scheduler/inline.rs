@@ -90,7 +90,7 @@ impl SharedInstance {
     }
 
     /// Executes `job` now if no other thread executes on the instance (or
-    /// none does once `wait` passed), it holds no batch and it is ready
+    /// it comes free within `wait`), it holds no batch and it is ready
     /// inline; gives it back otherwise.
     fn try_execute(&self, job: Job, wait: Option<Duration>) -> Option<Job> {
         let locked = match wait {
@@ -157,17 +157,19 @@ impl InlineInstances {
     /// this thread already executes inline). The list is not held while the
     /// job executes: its responses may submit an ensemble's next step here.
     pub fn try_execute(&self, job: Job) -> Option<Job> {
-        let (instance, wait) = {
+        let chosen = {
             let instances = self.0.read();
             match instances.iter().find(|i| !i.instance.is_locked()) {
-                Some(idle) => (idle.clone(), None),
-                None if !EXECUTING.get() => match instances.first() {
-                    Some(busy) => (busy.clone(), Some(BUSY_WAIT)),
-                    None => return Some(job),
-                },
-                None => return Some(job),
+                Some(idle) => Some((idle.clone(), None)),
+                None if EXECUTING.get() => None,
+                None => instances
+                    .first()
+                    .map(|busy| (busy.clone(), Some(BUSY_WAIT))),
             }
         };
-        instance.try_execute(job, wait)
+        match chosen {
+            Some((instance, wait)) => instance.try_execute(job, wait),
+            None => Some(job),
+        }
     }
 }
