@@ -9,8 +9,9 @@
 # raw: COUNT infer requests on one compiled model with NUM_STREAMS COUNT, one Python thread each).
 #   raw      bench/openvino/raw_ov.py: rows/s per batch size in RAW_BATCHES; the best = "raw"
 #   server   target/release/oxiserve, max_batch_size MAX_BATCH, dynamic_batching
-#            { max_queue_delay_microseconds: QUEUE_DELAY_US }; oxiserve-perf sending one row per
-#            request at each CONCURRENCY: rows/s, p50, p99, avg batch. TRANSPORT: binary (the
+#            { max_queue_delay_microseconds: QUEUE_DELAY_US }; oxiserve-perf sending CLIENT_BATCH
+#            rows per request (its -b; 1: the dynamic batcher forms every batch) at each
+#            CONCURRENCY: rows/s, p50, p99, avg batch. TRANSPORT: binary (the
 #            tensors in the HTTP bodies, binary tensor extension) or shm (the tensors in POSIX
 #            shared memory registered with the server, Triton's system shared memory extension:
 #            the HTTP requests carry only their JSON headers)
@@ -21,9 +22,11 @@
 #   MODEL=encoder bench/openvino_throughput.sh      # results: bench/results/openvino_throughput_encoder.md
 #   BUILD=0 RUNS=1 DURATION=3s RAW_DURATION=2 RESULTS=/tmp/ov.md bench/openvino_throughput.sh
 #   MODEL=encoder TRANSPORT=shm bench/openvino_throughput.sh   # results: ..._encoder_shm.md
+#   CLIENT_BATCH=16 CONCURRENCY="4 8 16" bench/openvino_throughput.sh   # results: ..._batch16.md
 #
 # Settings (environment): MODEL (mlp), SETUPS (1 2), RUNS (3), DURATION (5s), WARMUP (2s), RAW_DURATION (3),
-# RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), TRANSPORT (binary), BUILD (1),
+# RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), TRANSPORT (binary),
+# CLIENT_BATCH (1; results files get the suffix _batchN for N > 1), BUILD (1),
 # OXISERVE_BIN (target/release/oxiserve), PYTHON (.venv/bin/python), RESULTS. Ports: 18450-18452.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,11 +45,13 @@ OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
 TRANSPORT=${TRANSPORT:-binary}
+CLIENT_BATCH=${CLIENT_BATCH:-1}
 case $TRANSPORT in
   binary) suffix= ;;
   shm) suffix=_shm ;;
   *) echo "TRANSPORT must be binary or shm" >&2; exit 2 ;;
 esac
+[ "$CLIENT_BATCH" = 1 ] || suffix=${suffix}_batch$CLIENT_BATCH
 case $M in
   mlp) ABOUT="The mlp of \`bench/onnx/make_models.py\` (X FP32 [N,1024] -> 3 x 1024 hidden -> Y [N,256], 6.8 MFLOP/row)"
     RESULTS=${RESULTS:-bench/results/openvino_throughput$suffix.md} ;;
@@ -94,8 +99,8 @@ CFG
 }
 cmd() { echo "$OXISERVE_BIN --model-repository=$1 --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))"; }
 case $TRANSPORT in
-  binary) perf_args="--input-data $WORK/data/$M.data.json --input-tensor-format binary --output-tensor-format binary" ;;
-  shm) perf_args="--input-data $WORK/data/$M.data.json --shared-memory system" ;;
+  binary) perf_args="-b $CLIENT_BATCH --input-data $WORK/data/$M.data.json --input-tensor-format binary --output-tensor-format binary" ;;
+  shm) perf_args="-b $CLIENT_BATCH --input-data $WORK/data/$M.data.json --shared-memory system" ;;
 esac
 
 echo -e "setup\tbatch\trun\trows_per_s" >"$WORK/raw.tsv"
@@ -123,6 +128,7 @@ for s in $SETUPS; do
       read -r i1 e1 <<<"$(model_counts "$PORT" "$M")"
       [ -n "$out" ] || continue
       for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
+      rps=$(awk -v r="$rps" -v b="$CLIENT_BATCH" 'BEGIN { printf "%.1f", r * b }') # rows/s
       echo -e "$s\t$c\t$r\t$rps\t$p50_us\t$p99_us\t$(ratio $((i1 - i0)) $((e1 - e0)))" >>"$WORK/runs.tsv"
       log "$s server c=$c run $r: $rps rows/s"
     done
@@ -140,7 +146,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
 {
   echo "# OpenVINO backend: oxiserve with dynamic batching vs raw OpenVINO (KServe v2 over HTTP$([ "$TRANSPORT" = binary ] || echo ', tensors in system shared memory'))"
   echo
-  echo "$ABOUT, converted to OpenVINO IR, served by oxiserve's \`openvino\` backend with dynamic batching, one row per request, against the same IR run by OpenVINO's Python runtime directly (\`InferRequest.infer\` back to back, same wheel, same NUM_STREAMS, best batch size), in the same run. Goal: server >= 0.90 of raw."
+  echo "$ABOUT, converted to OpenVINO IR, served by oxiserve's \`openvino\` backend with dynamic batching, $(rows_per_request "$CLIENT_BATCH"), against the same IR run by OpenVINO's Python runtime directly (\`InferRequest.infer\` back to back, same wheel, same NUM_STREAMS, best batch size), in the same run. Goal: server >= 0.90 of raw."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), Linux $(uname -r); CPUs busy with other work before the last setup: ${BUSY:-?} (a shared machine: other engineers were building). oxiserve-perf and the server share the CPUs; raw runs alone (the server idles meanwhile)."
   echo "- Server loaded \`$(sed "s|$PWD/||" <<<"${LIBRARY:-?}")\`; raw: ${RAW_VERSION:-?} ($(pyver "$PYTHON"))."
@@ -160,7 +166,7 @@ median() { # FILE COLUMN-FILTER(awk) VALUE-COLUMN -> median
   echo "## Command"
   echo
   echo '```sh'
-  echo "MODEL=$M SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US TRANSPORT=$TRANSPORT BUILD=$BUILD bench/openvino_throughput.sh"
+  echo "MODEL=$M SETUPS=\"$SETUPS\" RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US TRANSPORT=$TRANSPORT CLIENT_BATCH=$CLIENT_BATCH BUILD=$BUILD bench/openvino_throughput.sh"
   echo '```'
   echo
   echo "Server config (setup ${SETUPS%% *}):"

@@ -7,13 +7,15 @@
 # hidden (MatMul + bias + ReLU) -> y [N,256] (6.8 MFLOP per row, the ONNX benchmark's mlp), or
 # encoder, x FP32 [N,64,256] -> 2 transformer encoder blocks -> y [N,64,256] (the ONNX
 # benchmark's encoder).
-#   raw      bench/tensorflow/raw_tf.py: one Python thread calling the signature on a fixed batch
-#            of B = RAW_BATCHES rows for RAW_DURATION seconds; rows/s per B, the best B = "raw"
+#   raw      bench/tensorflow/raw_tf.py: T = RAW_THREADS Python threads calling the signature on
+#            a fixed batch of B = RAW_BATCHES rows for RAW_DURATION seconds; rows/s per T and B,
+#            the best = "raw"
 #   server   target/release/oxiserve serving the model: max_batch_size MAX_BATCH,
 #            dynamic_batching { max_queue_delay_microseconds: QUEUE_DELAY_US },
 #            instance_group [{ count: INSTANCES, kind: KIND_CPU }] (TensorFlow's thread pools are
-#            per process, shared by the sessions); oxiserve-perf (crates/perf) sending one row per
-#            request (KServe v2, binary tensor extension, binary output) at CONCURRENCY
+#            per process, shared by the sessions); oxiserve-perf (crates/perf) sending CLIENT_BATCH
+#            rows per request (its -b; 1: the dynamic batcher forms every batch; KServe v2, binary
+#            tensor extension, binary output) at CONCURRENCY
 #            connections, one request in flight each: rows/s, p50, p99, the average executed
 #            batch (GET /v2/models/MODEL/stats) and the CPUs the server (/proc/PID/stat) and
 #            oxiserve-perf used over each run. oxiserve-perf and the server share the CPUs.
@@ -25,10 +27,13 @@
 #   bench/tensorflow_throughput.sh                                             # 3 runs x 10 s
 #   MODEL=encoder bench/tensorflow_throughput.sh   # results: bench/results/tensorflow_throughput_encoder.md
 #   BUILD=0 RUNS=1 DURATION=2s RAW_DURATION=1 RESULTS=/tmp/tf.md bench/tensorflow_throughput.sh
+#   CLIENT_BATCH=16 CONCURRENCY="2 4 8" bench/tensorflow_throughput.sh   # results: ..._batch16.md
 #
 # Settings (environment): MODEL (mlp), RUNS (3), DURATION (10s), WARMUP (3s), RAW_DURATION (5), RAW_BATCHES
 # (1 8 32 64), CONCURRENCY (1 8 32 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), INSTANCES (2,
-# Triton's default for TensorFlow on CPUs), BUILD (1: build the release oxiserve and
+# Triton's default for TensorFlow on CPUs), RAW_THREADS (1 and INSTANCES: one caller, and as
+# many as the server has instances), CLIENT_BATCH (1; results files get the suffix _batchN
+# for N > 1), BUILD (1: build the release oxiserve and
 # oxiserve-perf first; 0: use them as they are), OXISERVE_BIN (target/release/oxiserve), PYTHON
 # (.venv/bin/python), RESULTS (bench/results/tensorflow_throughput.md). Ports: 18460-18462.
 set -euo pipefail
@@ -43,15 +48,18 @@ CONCURRENCY=${CONCURRENCY:-1 8 32 64 128}
 MAX_BATCH=${MAX_BATCH:-64}
 QUEUE_DELAY_US=${QUEUE_DELAY_US:-1000}
 INSTANCES=${INSTANCES:-2}
+RAW_THREADS=${RAW_THREADS:-$(printf '%s\n' 1 "$INSTANCES" | sort -un | xargs)}
+CLIENT_BATCH=${CLIENT_BATCH:-1}
+suffix=; [ "$CLIENT_BATCH" = 1 ] || suffix=_batch$CLIENT_BATCH
 BUILD=${BUILD:-1}
 OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
 case $M in
   mlp) ABOUT="x FP32 [N,1024] -> 3 x 1024 (MatMul + bias + ReLU) -> y [N,256], 6.8 MFLOP/row"
-    RESULTS=${RESULTS:-bench/results/tensorflow_throughput.md} ;;
+    RESULTS=${RESULTS:-bench/results/tensorflow_throughput$suffix.md} ;;
   encoder) ABOUT="x FP32 [N,64,256] (pre-embedded tokens) -> 2 transformer encoder blocks (4 heads, FFN 1024, GELU, post-LN) -> y [N,64,256], 64 KB in and out per row"
-    RESULTS=${RESULTS:-bench/results/tensorflow_throughput_encoder.md} ;;
+    RESULTS=${RESULTS:-bench/results/tensorflow_throughput_encoder$suffix.md} ;;
   *) echo "MODEL must be mlp or encoder" >&2; exit 2 ;;
 esac
 PORT=18460
@@ -88,7 +96,7 @@ CFG
 
 TICK=$(getconf CLK_TCK)
 proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-PERF_ARGS="--input-data $WORK/data/model.data.json --input-tensor-format binary --output-tensor-format binary"
+PERF_ARGS="-b $CLIENT_BATCH --input-data $WORK/data/model.data.json --input-tensor-format binary --output-tensor-format binary"
 
 BUSY=$(cpu_busy)
 TF_CPP_MIN_LOG_LEVEL=1 "$OXISERVE_BIN" --model-repository="$WORK/repo" --http-port=$PORT \
@@ -100,12 +108,14 @@ NOTE="before: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" "$M" "$WORK/d
 
 declare -A RAW=() RPS=() P50=() P99=() BATCH=() SCPU=() PCPU=()
 for run in $(seq "$RUNS"); do
-  log "run $run: raw_tf.py"
-  while read -r _ kvs; do
-    for kv in $kvs; do declare "${kv%%=*}=${kv#*=}"; done
-    RAW[$batch]="${RAW[$batch]:-} $rows_per_s"
-  done < <("$PYTHON" bench/tensorflow/raw_tf.py "$WORK/data/model.savedmodel" \
-    --batches "$(tr ' ' ',' <<<"$RAW_BATCHES")" --duration "$RAW_DURATION" | grep '^RAW ')
+  for t in $RAW_THREADS; do
+    log "run $run: raw_tf.py --threads $t"
+    while read -r _ kvs; do
+      for kv in $kvs; do declare "${kv%%=*}=${kv#*=}"; done
+      RAW[$t:$batch]="${RAW[$t:$batch]:-} $rows_per_s"
+    done < <("$PYTHON" bench/tensorflow/raw_tf.py "$WORK/data/model.savedmodel" \
+      --batches "$(tr ' ' ',' <<<"$RAW_BATCHES")" --duration "$RAW_DURATION" --threads "$t" | grep '^RAW ')
+  done
   # shellcheck disable=SC2086
   perf_point "$M" "$PORT" 128 "$WARMUP" $PERF_ARGS >/dev/null
   for c in $CONCURRENCY; do
@@ -117,6 +127,7 @@ for run in $(seq "$RUNS"); do
     read -r i1 e1 <<<"$(model_counts "$PORT" "$M")"
     rps=– p50_us=– p99_us=– duration_s=1 tool_cpu_s=0
     for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
+    [ "$rps" = – ] || rps=$(awk -v r="$rps" -v b="$CLIENT_BATCH" 'BEGIN { printf "%.1f", r * b }') # rows/s
     RPS[$c]="${RPS[$c]:-} $rps"
     P50[$c]="${P50[$c]:-} $p50_us"
     P99[$c]="${P99[$c]:-} $p99_us"
@@ -130,9 +141,11 @@ NOTE="$NOTE; after: $("$PYTHON" bench/tensorflow/check_answer.py "$PORT" "$M" "$
 stop_server
 
 best_raw=0 best_b=– best_srv=0 best_c=–
-for b in $RAW_BATCHES; do
-  m=$(median <<<"${RAW[$b]:-}")
-  if [ "$m" != – ] && awk -v a="$m" -v b="$best_raw" 'BEGIN { exit !(a > b) }'; then best_raw=$m best_b=$b; fi
+for t in $RAW_THREADS; do
+  for b in $RAW_BATCHES; do
+    m=$(median <<<"${RAW[$t:$b]:-}")
+    if [ "$m" != – ] && awk -v a="$m" -v b="$best_raw" 'BEGIN { exit !(a > b) }'; then best_raw=$m best_b="$b, $t thread(s)"; fi
+  done
 done
 for c in $CONCURRENCY; do
   m=$(median <<<"${RPS[$c]:-}")
@@ -143,16 +156,16 @@ HEADLINE=$(awk -v s="$best_srv" -v r="$best_raw" 'BEGIN { if (r > 0) printf "%.2
 {
   echo "# TensorFlow backend: oxiserve with dynamic batching vs raw Python TensorFlow"
   echo
-  echo "A SavedModel ($M) served by oxiserve's \`tensorflow\` backend with dynamic batching, one row per request (KServe v2 over HTTP), against the same SavedModel's signature called by Python TensorFlow back to back at the best batch size, in the same run. Goal: the server reaches >= 0.90 of raw."
+  echo "A SavedModel ($M) served by oxiserve's \`tensorflow\` backend with dynamic batching, $(rows_per_request "$CLIENT_BATCH") (KServe v2 over HTTP), against the same SavedModel's signature called by Python TensorFlow back to back at the best batch size, in the same run. Goal: the server reaches >= 0.90 of raw."
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); CPUs busy with other work before the run: $BUSY. The server and oxiserve-perf share the CPUs, nothing pinned; the raw baseline runs alone (the server idles), so the server pays for HTTP and the load generator (columns *server CPUs*, *perf CPUs*)."
   echo "- Versions: oxiserve $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (uncommitted changes)'); the server opened \`${LIBRARY#"$PWD/"}\`; raw: $TF, $(pyver "$PYTHON") — the same tensorflow-cpu wheel on both sides."
-  echo "- Model: $ABOUT; server: max_batch_size $MAX_BATCH, dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }, $INSTANCES instance(s), TensorFlow's default thread pools on both sides."
+  echo "- Model: $ABOUT; server: max_batch_size $MAX_BATCH, dynamic_batching { max_queue_delay_microseconds: $QUEUE_DELAY_US }, $INSTANCES instance(s); raw: $(tr ' ' '\n' <<<"$RAW_THREADS" | paste -sd/) calling thread(s), the best counts; TensorFlow's default thread pools on both sides."
   echo "- Medians of $RUNS run(s) of $DURATION per point (raw: ${RAW_DURATION}s per batch size), raw and server runs alternating."
   echo
   echo "## Headline"
   echo
-  echo "| raw rows/s (batch) | server rows/s (connections) | server/raw |"
+  echo "| raw rows/s (batch, threads) | server rows/s (connections) | server/raw |"
   echo "| ---: | ---: | ---: |"
   echo "| $best_raw ($best_b) | $best_srv ($best_c) | **$HEADLINE** |"
   echo
@@ -162,13 +175,15 @@ HEADLINE=$(awk -v s="$best_srv" -v r="$best_raw" 'BEGIN { if (r > 0) printf "%.2
     echo "Goal (>= 0.90 of raw at its best batch) **not met** ($HEADLINE)."
   fi
   echo
-  echo "## Raw Python TensorFlow, rows/s by batch size (median; every run)"
+  echo "## Raw Python TensorFlow, rows/s by calling threads and batch size (median; every run)"
   echo
-  echo "| batch | rows/s | runs |"
-  echo "| ---: | ---: | --- |"
-  for b in $RAW_BATCHES; do echo "| $b | $(median <<<"${RAW[$b]:-}") |${RAW[$b]:-} |"; done
+  echo "| threads | batch | rows/s | runs |"
+  echo "| ---: | ---: | ---: | --- |"
+  for t in $RAW_THREADS; do
+    for b in $RAW_BATCHES; do echo "| $t | $b | $(median <<<"${RAW[$t:$b]:-}") |${RAW[$t:$b]:-} |"; done
+  done
   echo
-  echo "## oxiserve, one row per request (medians; rows/s of every run)"
+  echo "## oxiserve, $(rows_per_request "$CLIENT_BATCH") (medians; rows/s of every run)"
   echo
   echo "| connections | rows/s | p50 µs | p99 µs | avg batch | server CPUs | perf CPUs | runs |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
@@ -181,13 +196,13 @@ HEADLINE=$(awk -v s="$best_srv" -v r="$best_raw" 'BEGIN { if (r > 0) printf "%.2
   echo "## Commands"
   echo
   echo '```sh'
-  echo "MODEL=$M RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US INSTANCES=$INSTANCES BUILD=$BUILD bench/tensorflow_throughput.sh"
+  echo "MODEL=$M RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP RAW_DURATION=$RAW_DURATION RAW_BATCHES=\"$RAW_BATCHES\" CONCURRENCY=\"$CONCURRENCY\" MAX_BATCH=$MAX_BATCH QUEUE_DELAY_US=$QUEUE_DELAY_US INSTANCES=$INSTANCES RAW_THREADS=\"$RAW_THREADS\" CLIENT_BATCH=$CLIENT_BATCH BUILD=$BUILD bench/tensorflow_throughput.sh"
   echo "cargo build --release --locked --bin oxiserve$([ "$BUILD" = 1 ] || echo '   # not run: BUILD=0')"
   echo "$PYTHON bench/tensorflow/make_model.py \$WORK/data --model $M   # the SavedModel, the request body, TensorFlow's answer"
   echo "TF_CPP_MIN_LOG_LEVEL=1 $OXISERVE_BIN --model-repository=\$WORK/repo --http-port=$PORT --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2))"
   echo "$PYTHON bench/tensorflow/check_answer.py $PORT $M \$WORK/data   # before and after the load"
   echo "# RUNS times: the raw run, then the server's warm-up (C = 128 for $WARMUP) and one run per C"
-  echo "$PYTHON bench/tensorflow/raw_tf.py \$WORK/data/model.savedmodel --batches $(tr ' ' ',' <<<"$RAW_BATCHES") --duration $RAW_DURATION"
+  echo "$PYTHON bench/tensorflow/raw_tf.py \$WORK/data/model.savedmodel --batches $(tr ' ' ',' <<<"$RAW_BATCHES") --duration $RAW_DURATION --threads \$T   # T = $RAW_THREADS"
   echo "$PERF -m $M -u 127.0.0.1:$PORT -i http --concurrency-range \$C ${PERF_ARGS//$WORK\//\$WORK/} -p $(( ${DURATION%s} * 1000 )) -r 1 --json run.json   # C = $CONCURRENCY"
   echo '```'
 } >"$RESULTS"
