@@ -26,7 +26,9 @@
 #
 # Settings (environment): MODEL (mlp), SETUPS (1 2), RUNS (3), DURATION (5s), WARMUP (2s), RAW_DURATION (3),
 # RAW_BATCHES (1 16 64), CONCURRENCY (8 64 128), MAX_BATCH (64), QUEUE_DELAY_US (1000), TRANSPORT (binary),
-# CLIENT_BATCH (1; results files get the suffix _batchN for N > 1), BUILD (1),
+# CLIENT_BATCH (1; results files get the suffix _batchN for N > 1), DATA (a folder holding an earlier
+# run's models/MODEL.xml + .bin, MODEL.body, .hlen and .in.npy, e.g. for a host without the onnx
+# package; default: made here), BUILD (1),
 # OXISERVE_BIN (target/release/oxiserve), PYTHON (.venv/bin/python), RESULTS. Ports: 18450-18452.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +43,7 @@ CONCURRENCY=${CONCURRENCY:-8 64 128}
 MAX_BATCH=${MAX_BATCH:-64}
 QUEUE_DELAY_US=${QUEUE_DELAY_US:-1000}
 BUILD=${BUILD:-1}
+DATA=${DATA:-}
 OXISERVE_BIN=${OXISERVE_BIN:-target/release/oxiserve}
 PYTHON=${PYTHON:-.venv/bin/python}
 M=${MODEL:-mlp}
@@ -66,13 +69,22 @@ trap 'stop_server; rm -rf "$WORK"' EXIT
 . bench/lib/common.sh
 model_dims "$M"
 
-log "models: bench/onnx/make_models.py, then openvino.convert_model; answers: OpenVINO's"
-"$PYTHON" bench/onnx/make_models.py "$WORK/data" >"$WORK/models.txt"
-# the IR, and OpenVINO's own answer for the request row (check_answer.py's reference)
+if [ -n "$DATA" ]; then
+  log "models: $DATA's"
+  cp -r "$DATA" "$WORK/data"
+else
+  log "models: bench/onnx/make_models.py, then openvino.convert_model; answers: OpenVINO's"
+  "$PYTHON" bench/onnx/make_models.py "$WORK/data" >"$WORK/models.txt"
+  "$PYTHON" - "$WORK/data" "$M" <<'PY'
+import sys, openvino as ov
+d, m = sys.argv[1], sys.argv[2]
+ov.save_model(ov.convert_model(f"{d}/models/{m}.onnx"), f"{d}/models/{m}.xml", compress_to_fp16=False)
+PY
+fi
+# OpenVINO's own answer for the request row on this host (check_answer.py's reference)
 "$PYTHON" - "$WORK/data" "$M" <<'PY'
 import sys, numpy as np, openvino as ov
 d, m = sys.argv[1], sys.argv[2]
-ov.save_model(ov.convert_model(f"{d}/models/{m}.onnx"), f"{d}/models/{m}.xml", compress_to_fp16=False)
 compiled = ov.Core().compile_model(f"{d}/models/{m}.xml", "CPU")
 np.save(f"{d}/{m}.want.npy", compiled(np.load(f"{d}/{m}.in.npy"))[0])
 PY
