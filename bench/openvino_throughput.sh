@@ -140,7 +140,7 @@ for s in $SETUPS; do
       read -r i1 e1 <<<"$(model_counts "$PORT" "$M")"
       [ -n "$out" ] || continue
       for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
-      rps=$(awk -v r="$rps" -v b="$CLIENT_BATCH" 'BEGIN { printf "%.1f", r * b }') # rows/s
+      rps=$(rows_per_s "$rps" "$CLIENT_BATCH")
       echo -e "$s\t$c\t$r\t$rps\t$p50_us\t$p99_us\t$(ratio $((i1 - i0)) $((e1 - e0)))" >>"$WORK/runs.tsv"
       log "$s server c=$c run $r: $rps rows/s"
     done

@@ -127,7 +127,7 @@ for run in $(seq "$RUNS"); do
     read -r i1 e1 <<<"$(model_counts "$PORT" "$M")"
     rps=– p50_us=– p99_us=– duration_s=1 tool_cpu_s=0
     for kv in ${out#RESULT }; do declare "${kv%%=*}=${kv#*=}"; done
-    [ "$rps" = – ] || rps=$(awk -v r="$rps" -v b="$CLIENT_BATCH" 'BEGIN { printf "%.1f", r * b }') # rows/s
+    rps=$(rows_per_s "$rps" "$CLIENT_BATCH")
     RPS[$c]="${RPS[$c]:-} $rps"
     P50[$c]="${P50[$c]:-} $p50_us"
     P99[$c]="${P99[$c]:-} $p99_us"

@@ -242,6 +242,9 @@ PY
 rows_per_request() { # N: how a throughput benchmark's requests carry rows, in words
   if [ "$1" = 1 ]; then echo "one row per request"; else echo "$1 rows per request (oxiserve-perf -b $1)"; fi
 }
+rows_per_s() { # RPS N: the rows/s of RPS requests/s carrying N rows each ("–" stays "–")
+  if [ "$1" = – ]; then echo –; else awk -v r="$1" -v b="$2" 'BEGIN { printf "%.1f", r * b }'; fi
+}
 perf_point() { # MODEL PORT CONNS DURATION [TOOL ARGS...]: one oxiserve-perf window of DURATION
   # (seconds, "5s" or "5") at CONNS connections, one request in flight each; prints one line
   # "RESULT requests=.. duration_s=.. rps=.. p50_us=.. p90_us=.. p99_us=.. errors=.. non2xx=0
