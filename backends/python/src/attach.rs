@@ -192,6 +192,8 @@ fn attach(socket: UnixStream, origin: &Origin) -> Result<Arc<Connection>> {
         closing: Arc::new(AtomicBool::new(true)),
         alive: Arc::new(AtomicBool::new(true)),
         idle_spin: Duration::ZERO,
+        // It takes no direct calls and makes its own through the server.
+        direct: None,
     };
     std::thread::Builder::new()
         .name(format!("py-fork:{instance}"))

@@ -17,6 +17,7 @@ use crate::{
     autocomplete,
     instance::PythonInstance,
     interpreter,
+    lane::takes_direct_calls,
     model::{PythonModel, Shared, pipeline_depth},
     settings::PythonSettings,
 };
@@ -81,6 +82,8 @@ impl Backend for PythonBackend {
         ];
         Ok(Arc::new(ModelHandle(Arc::new(PythonModel {
             backend: self.shared.clone(),
+            name: model.name.clone(),
+            version: model.version,
             settings: self.shared.settings.clone(),
             python,
             model_file,
@@ -92,6 +95,7 @@ impl Backend for PythonBackend {
                 .is_some_and(|p| p.decoupled),
             host: model.host.clone(),
             pipeline_depth: pipeline_depth(&model.config),
+            takes_direct_calls: takes_direct_calls(&model.config),
         }))))
     }
 

@@ -13,6 +13,7 @@ use crate::{
     connection::Connection,
     convert,
     inflight::InFlight,
+    lane::Lanes,
     protocol::{NO_BLOCK, Payload, ToStub, WireResponse},
 };
 
@@ -28,12 +29,14 @@ pub(crate) struct Call {
 
 /// Runs `call` on `host`; answers the stub with its events over
 /// `connection`, their tensors in `arena_in`. The call's cancel flag is in
-/// `inflight` while it runs.
+/// `inflight` while it runs. A call that succeeds on a model with a lane in
+/// `lanes` is offered that lane.
 pub(crate) fn start(
     host: &dyn ModelHost,
     connection: &Arc<Connection>,
     arena_in: &Arc<InArena>,
     inflight: &Arc<Mutex<InFlight>>,
+    lanes: Option<&Arc<Lanes>>,
     call: Call,
 ) {
     let Call {
@@ -47,6 +50,7 @@ pub(crate) fn start(
         connection: connection.clone(),
         arena_in: arena_in.clone(),
         inflight: inflight.clone(),
+        lanes: lanes.filter(|_| !decoupled).cloned(),
     };
     let fail = |e: Error| {
         reply.event(StreamEvent {
@@ -99,12 +103,24 @@ struct Reply {
     connection: Arc<Connection>,
     arena_in: Arc<InArena>,
     inflight: Arc<Mutex<InFlight>>,
+    /// Where to find a lane to offer, for a call with one response.
+    lanes: Option<Arc<Lanes>>,
 }
 
 impl Reply {
     fn event(&self, event: StreamEvent) {
         if event.is_final {
             self.inflight.lock().bls.remove(&self.bls_id);
+        }
+        if let (Some(lanes), Some(Ok(response)), true) =
+            (&self.lanes, &event.response, event.is_final)
+            && let Some(lane) = lanes.offer(&response.model_name, response.model_version, self.bls_id)
+        {
+            let _ = self.connection.send(&ToStub::LaneOffer {
+                bls_id: self.bls_id,
+                path: lane.path.display().to_string(),
+                instance: lane.instance,
+            });
         }
         let response = event.response.map(|r| self.payload(r));
         let message = ToStub::BlsResponse {

@@ -15,6 +15,7 @@ use oxiserve_types::{Error, ErrorKind, Result};
 use crate::{
     convert,
     inflight::OpenRequest,
+    lane::{DirectCalls, Lane},
     model::PythonModel,
     process::Process,
     protocol::{ExecuteRequest, ToStub},
@@ -229,6 +230,10 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         settings.stub_timeout,
         settings.idle_spin,
         model.host.clone(),
+        DirectCalls {
+            lanes: model.backend.lanes.clone(),
+            version: model.version,
+        },
     )?;
     let kind = match context.kind {
         InstanceKind::Cpu => "CPU",
@@ -242,11 +247,19 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         "model_instance_device_id".into(),
         context.device_id.to_string(),
     ));
+    let lane = model
+        .takes_direct_calls
+        .then(|| model.backend.lanes.new_path())
+        .flatten();
     let init = ToStub::Init {
         args,
         model_file: model.model_file.display().to_string(),
         decoupled: model.decoupled,
         idle_spin_us: u32::try_from(settings.idle_spin.as_micros()).unwrap_or(u32::MAX),
+        lane: lane
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
     };
     let initialized = process
         .connection
@@ -259,7 +272,18 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
             })
         });
     match initialized {
-        Ok(Ok(())) => Ok(process),
+        Ok(Ok(())) => {
+            let mut process = process;
+            // The stub listens before it answers `Init`, unless it could not.
+            if let Some(path) = lane.filter(|p| p.exists()) {
+                let lane = Lane {
+                    path,
+                    instance: context.name.clone(),
+                };
+                process.lane = Some(model.backend.lanes.open(&model.name, model.version, lane));
+            }
+            Ok(process)
+        }
         Ok(Err(e)) => {
             process.kill();
             // Triton's load reason: the stub's text after its status name.

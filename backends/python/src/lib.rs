@@ -13,6 +13,7 @@ mod convert;
 mod inflight;
 mod instance;
 mod interpreter;
+mod lane;
 mod metrics;
 mod model;
 mod model_control;

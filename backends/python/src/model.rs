@@ -14,14 +14,15 @@ use oxiserve_proto::{
 use oxiserve_types::Result;
 use parking_lot::Mutex;
 
-use crate::{package::package_dir, settings::PythonSettings, zygote::Zygote};
+use crate::{lane::Lanes, package::package_dir, settings::PythonSettings, zygote::Zygote};
 
-/// What every model of the backend shares: its settings and one zygote per
-/// interpreter.
+/// What every model of the backend shares: its settings, one zygote per
+/// interpreter and the lanes of its instances.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub settings: PythonSettings,
     zygotes: Mutex<HashMap<PathBuf, Arc<Zygote>>>,
+    pub lanes: Arc<Lanes>,
 }
 
 impl Shared {
@@ -30,6 +31,7 @@ impl Shared {
         Self {
             settings,
             zygotes: Mutex::default(),
+            lanes: Arc::default(),
         }
     }
 
@@ -57,6 +59,8 @@ impl Shared {
 /// One loaded version of a Python model.
 pub(crate) struct PythonModel {
     pub backend: Arc<Shared>,
+    pub name: String,
+    pub version: i64,
     pub settings: PythonSettings,
     pub python: PathBuf,
     pub model_file: PathBuf,
@@ -66,6 +70,8 @@ pub(crate) struct PythonModel {
     pub host: Arc<dyn ModelHost>,
     /// Batches a process holds at once (see [`pipeline_depth`]).
     pub pipeline_depth: usize,
+    /// Whether its instances take direct BLS calls (lane.rs).
+    pub takes_direct_calls: bool,
 }
 
 /// How many batches an instance's process may hold at once. With two, the

@@ -22,6 +22,7 @@ use crate::{
     attach::{Attachments, Origin},
     connection::Connection,
     inflight::InFlight,
+    lane::{DirectCalls, OpenLane},
     metrics::StubMetrics,
     protocol::ToStub,
     pump::{Event, Pump},
@@ -41,6 +42,8 @@ pub(crate) struct Process {
     pump: Option<JoinHandle<()>>,
     /// The processes the stub forked that attached for BLS calls.
     attachments: Attachments,
+    /// Its lane, once it takes direct calls; closed with the process.
+    pub lane: Option<OpenLane>,
 }
 
 impl Process {
@@ -53,6 +56,7 @@ impl Process {
         timeout: Duration,
         idle_spin: Duration,
         host: Arc<dyn ModelHost>,
+        direct: DirectCalls,
     ) -> Result<Self> {
         let socketpair =
             |e: std::io::Error| Error::internal(format!("python backend: socketpair: {e}"));
@@ -109,6 +113,7 @@ impl Process {
             closing: closing.clone(),
             alive: alive.clone(),
             idle_spin,
+            direct: Some(direct),
         };
         let pump = std::thread::Builder::new()
             .name(format!("py:{instance}"))
@@ -125,6 +130,7 @@ impl Process {
             alive,
             pump: Some(pump),
             attachments,
+            lane: None,
         })
     }
 
@@ -204,6 +210,8 @@ impl Process {
     }
 
     fn end(&mut self) {
+        // No more callers are sent to it.
+        self.lane.take();
         self.connection.close();
         if self
             .zygote

@@ -24,6 +24,7 @@ use crate::{
     connection::Connection,
     convert,
     inflight::{InFlight, OpenRequest},
+    lane::DirectCalls,
     metrics::StubMetrics,
     model_control, model_log,
     polling::PollingReader,
@@ -60,6 +61,8 @@ pub(crate) struct Pump {
     pub idle_spin: Duration,
     /// The custom metrics the process holds.
     pub metrics: StubMetrics,
+    /// Direct BLS calls, for an instance's own process.
+    pub direct: Option<DirectCalls>,
 }
 
 impl Pump {
@@ -144,6 +147,7 @@ impl Pump {
                     &self.connection,
                     &self.arena_in,
                     &self.inflight,
+                    self.direct.as_ref().map(|d| &d.lanes),
                     bls::Call {
                         bls_id,
                         decoupled,
@@ -191,6 +195,12 @@ impl Pump {
             FromStub::ModelControl { call_id, call } => {
                 model_control::start(&self.host, &self.connection, call_id, call)
             }
+            FromStub::LaneExecuted { executions } => match &self.direct {
+                Some(direct) => self
+                    .host
+                    .record_direct_executions(direct.version, &executions),
+                None => log::warn!("{}: unexpected lane statistics ignored", self.instance),
+            },
         }
     }
 

@@ -2,7 +2,7 @@
 //! other models (the Python backend's BLS calls), loading and unloading
 //! models (its `pb_utils.load_model`), and custom metrics.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use oxiserve_trace::Trace;
@@ -30,6 +30,15 @@ pub struct LoadParameters {
     /// The files of a model folder made for this load, by path relative to
     /// it (`1/model.onnx`); they need `config`.
     pub files: Vec<(String, Bytes)>,
+}
+
+/// One execution a backend ran outside the server's scheduler (the Python
+/// backend's direct BLS calls), reported for the model's statistics: one
+/// request, computed in `compute`; `failed` when the execution failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectExecution {
+    pub compute: Duration,
+    pub failed: bool,
 }
 
 /// The server, as a backend sees it.
@@ -67,6 +76,10 @@ pub trait ModelHost: Send + Sync + std::fmt::Debug {
 
     /// Whether `model_name` (at `version`, or its latest) is ready.
     fn is_model_ready(&self, model_name: &str, version: Option<i64>) -> bool;
+
+    /// Adds `executions` of the asking model's `version` to its statistics
+    /// (each one request), as if its scheduler had run them.
+    fn record_direct_executions(&self, version: i64, executions: &[DirectExecution]);
 }
 
 /// The host of models loaded outside a server (backend unit tests): every
@@ -104,6 +117,9 @@ impl ModelHost for NoHost {
     fn is_model_ready(&self, _: &str, _: Option<i64>) -> bool {
         false
     }
+
+    /// Without a server there are no statistics to add to.
+    fn record_direct_executions(&self, _: i64, _: &[DirectExecution]) {}
 }
 
 fn no_server(model_name: &str) -> Error {

@@ -63,6 +63,10 @@ class Allocator:
                 self._sizes.append(added)
             self.size = size
 
+    def size_of(self, off):
+        """The size of the allocated block at `off`."""
+        return self._used[off]
+
     def free(self, off):
         with self._lock:
             size = self._used.pop(off, None)

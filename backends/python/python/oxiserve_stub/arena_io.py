@@ -46,7 +46,7 @@ def in_block(conn, block):
     return owner, np.asarray(owner)
 
 
-def _wire_source(t):
+def wire_source(t):
     """(dims, source) of a Tensor about to be sent: source is bytes (BYTES tensors) or a
     C-contiguous array."""
     if t._np is None:  # an input tensor passed through unchanged (BYTES or BF16)
@@ -69,7 +69,7 @@ def write_tensors(conn, groups):
     size = 0
     for ts in groups:
         for t in ts:
-            dims, src = _wire_source(t)
+            dims, src = wire_source(t)
             n = len(src) if src.__class__ is bytes else src.nbytes
             laid.append((t, dims, src, size, n))
             size += (n + 63) & ~63 or 64

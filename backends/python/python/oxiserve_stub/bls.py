@@ -8,14 +8,18 @@ Conn once (context.py).
 """
 
 import asyncio
+import json
 import queue
 import struct
+
+import numpy as np
 
 from . import protocol as P
 from .arena_io import in_block, write_tensors
 from .compiled import FRAMES
 from .errors import TritonError, TritonModelException
 from .execute_frame import decode_tensors
+from .lane import LaneCalls, LaneError
 from .messages import BLS_ONLY, InferenceResponse
 
 
@@ -23,6 +27,7 @@ _HEAD = struct.Struct("<BBQI")  # final, has_response, block, error code
 _IDS = struct.Struct("<qQIBQ")  # model version, block, flags, correlation kind and u64
 _U32 = P.U32.unpack_from
 _U16 = P.U16.unpack_from
+_U64 = P.U64.unpack_from
 
 
 def decode_bls_response(conn, buf, p, end):
@@ -147,16 +152,103 @@ class ResponseIterator:
 
 
 def bls_exec(ctx, conn, request, decoupled=False):
-    """InferenceRequest.exec in an instance (ctx: its Context, conn: its Conn)."""
+    """InferenceRequest.exec in an instance (ctx: its Context, conn: its Conn): through
+    a lane the server offered for calls of this shape (lane.py), else through the
+    server."""
+    lanes = ctx.lanes
+    if not decoupled and lanes.shapes:
+        resp = _lane_exec(ctx, lanes, request)
+        if resp is not None:
+            return resp
     q = queue.SimpleQueue()
     c, bls_id = _send_bls(ctx, conn, request, decoupled,
                           lambda c, i: lambda f, r: q.put((f, r)))
     if decoupled:
         return ResponseIterator(c, bls_id, q)
     try:
-        return _collect_one(c, q)
+        resp = _collect_one(c, q)
     finally:
         c.waiters.pop(bls_id, None)
+    offer = c.inbox.offer
+    if offer is not None and offer[0] == bls_id and resp._error is None:
+        shape = LaneCalls.shape(request)
+        if shape is not None:
+            lanes.offered(shape, offer[1], offer[2])
+    return resp
+
+
+def _lane_exec(ctx, lanes, request):
+    """The response of `request` run through its lane; None when it has none (or it
+    is busy, or its process is gone before the call was sent)."""
+    lane = lanes.lane(LaneCalls.shape(request))
+    if lane is None:
+        return None
+    if not ctx.bls_allowed:
+        lane.lock.release()
+        raise TritonModelException(BLS_ONLY)
+    try:
+        answers = lanes.call(lane, request, _lane_answer)
+    except LaneError:
+        return InferenceResponse(error=TritonError(
+            "Stub process '{0}' is not healthy. Python model instance '{0}' exited while "
+            "running this request (a direct BLS call); the instance is being restarted"
+            .format(lane.instance)))
+    if answers is None:
+        return None
+    if not answers:
+        return InferenceResponse(
+            error=TritonError("An error occurred while performing BLS request."))
+    return answers[0]
+
+
+def _lane_answer(kind, body, data):
+    """(final, InferenceResponse or None) of an answer frame on a lane: the ExecuteDone
+    or Send body the called process made, its tensors viewing `data` (lane.py)."""
+    if kind == P.EXECUTE_DONE:
+        code = _U32(body, 0)[0]
+        p = 8 + _U32(body, 4)[0]
+        if code != P.NO_ERROR:
+            return True, InferenceResponse(
+                error=TritonError(str(body[8:p], "utf-8"), TritonError.INTERNAL))
+        n = _U32(body, p)[0]
+        if n == 0:
+            return False, None  # answered through the response sender: Send frames
+        if n != 1:
+            raise P.ProtocolError("lane answer with %d responses" % n)
+        return True, _lane_response(body, p + 12, data, _U64(body, p + 4)[0])
+    if kind == P.SEND:
+        flags = _U32(body, 0)[0]
+        final = flags & P.FLAG_FINAL != 0
+        if not body[4]:
+            return final, None
+        return final, _lane_response(body, 13, data, _U64(body, 5)[0])
+    raise P.ProtocolError("unexpected lane frame kind %d" % kind)
+
+
+def _lane_response(body, p, data, block):
+    """One wire `response` at body[p:] as the server's BlsResponse would give it: an
+    error of the called model's is INTERNAL, its parameters as the server writes
+    them."""
+    code = _U32(body, p)[0]
+    k = _U32(body, p + 4)[0]
+    message = str(body[p + 8:p + 8 + k], "utf-8")
+    p += 8 + k
+    k = _U32(body, p)[0]
+    params = str(body[p + 4:p + 4 + k], "utf-8")
+    p += 4 + k
+    n = _U16(body, p)[0]
+    base = np.frombuffer(data, np.uint8) if len(data) else None
+    tensors, p = decode_tensors(body, p + 2, len(body), n, base, len(data), block)
+    if p != len(body):
+        raise P.ProtocolError("lane answer of %d bytes, %d decoded" % (len(body), p))
+    resp = InferenceResponse.__new__(InferenceResponse)
+    resp._outputs = tensors
+    resp._error = (None if code == P.NO_ERROR
+                   else TritonError(message, TritonError.INTERNAL))
+    resp._params = (json.dumps(json.loads(params), separators=(",", ":"), sort_keys=True)
+                    if params not in ("", "{}") else "{}")
+    resp._block = None
+    return resp
 
 
 def bls_async_exec(ctx, conn, request, decoupled=False):

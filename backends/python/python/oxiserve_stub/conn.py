@@ -64,6 +64,7 @@ class Conn:
         self.later = collections.deque()  # frames to write before the next one
         self.waiters = {}
         self.inbox = Inbox(self, sock, die, decode_bls_response)
+        self.lane_server = None  # this instance's lane (lane.py), once it listens
         self._ids = itertools.count(1)
 
     @classmethod

@@ -15,6 +15,7 @@ import queue
 from . import control_calls, metric_calls
 from . import protocol as P
 from .bls import bls_async_exec, bls_exec
+from .lane import LaneCalls
 from .response_frames import send_response
 
 
@@ -26,6 +27,9 @@ class Context:
         self.decoupled = False
         self.bls_allowed = False
         self.bind(conn)
+        # the lanes offered to this process (lane.py); a process the model forks has
+        # none: its calls go through the server
+        self.lanes = LaneCalls(lambda: conn.inbox.idle_spin)
 
     def bind(self, conn):
         """Binds the operations to `conn`; once per process: no extra call layer on the

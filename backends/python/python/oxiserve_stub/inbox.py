@@ -52,6 +52,8 @@ class Inbox:
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
         self.poller.register(self.wake_r, select.POLLIN)
+        self.watched = {}  # fd -> what reads it when it is readable (the lane, lane.py)
+        self.offer = None  # the latest LaneOffer: (bls_id, path, instance)
 
     # ---------------------------------------------------------------- waiting
     def wait(self, ready, timeout=None, spin=False):
@@ -109,6 +111,16 @@ class Inbox:
             self.role.release()
             self._notify()
 
+    def watch(self, fd, on_readable):
+        """Whichever thread reads calls on_readable() when fd is readable (or closed);
+        from the reading thread, or before any reads."""
+        self.watched[fd] = on_readable
+        self.poller.register(fd, select.POLLIN)
+
+    def unwatch(self, fd):
+        if self.watched.pop(fd, None) is not None:
+            self.poller.unregister(fd)
+
     def is_reading(self):
         """Whether this thread holds the reading role (it must not block on writes)."""
         return self.reader == threading.get_ident()
@@ -132,23 +144,31 @@ class Inbox:
             if self.soon:
                 spin_end = self.idle_since + self.idle_spin
         while not ready():
+            events = None
             if spin_end:
-                while not poll(0) and time.monotonic() < spin_end:
+                events = poll(0)
+                while not events and time.monotonic() < spin_end:
                     os.sched_yield()
-            ms = None
-            if deadline is not None:
-                ms = int((deadline - time.monotonic()) * 1000)
-                if ms <= 0:
-                    since = self.idle_since
-                    if since is not None and time.monotonic() - since >= SOON * self.idle_spin:
-                        self.soon = False
-                    return False
-            for fd, _ in poll(ms):
+                    events = poll(0)
+            if not events:
+                ms = None
+                if deadline is not None:
+                    ms = int((deadline - time.monotonic()) * 1000)
+                    if ms <= 0:
+                        since = self.idle_since
+                        if (since is not None
+                                and time.monotonic() - since >= SOON * self.idle_spin):
+                            self.soon = False
+                        return False
+                events = poll(ms)
+            for fd, _ in events:
                 if fd == self.wake_r:
                     try:
                         os.read(self.wake_r, 4096)
                     except BlockingIOError:
                         pass
+                elif fd in self.watched:
+                    self.watched[fd]()
                 else:
                     self._receive(nonblocking=False)
         if spin and self.idle_spin:
@@ -250,6 +270,12 @@ class Inbox:
                 w = waiters.pop(tag, None)
                 if w is not None:
                     w((message if code is not None else None, ready))
+            elif kind == P.LANE_OFFER:
+                r = P.Reader(buf, bs, end)
+                path = r.str()
+                instance = r.str()
+                r.done()
+                self.offer = (tag, path, instance)
             elif kind == P.RELEASE_IN:
                 r = P.Reader(buf, bs, end)
                 n = r.u32()

@@ -12,6 +12,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 from . import forked
 from . import protocol as P
@@ -19,8 +20,9 @@ from .autocomplete import auto_complete
 from .bls import decode_bls_response
 from .conn import Conn, die
 from .context import Context
-from .execute_frame import decode_execute
+from .execute_frame import decode_execute, decode_requests
 from .errors import TritonError, TritonModelException, format_exception
+from .lane import LANE_CALL, LaneServer
 from .log import Logger
 from .messages import RELEASE_RESCHEDULE, InferenceRequest, InferenceResponse
 from .metrics import MetricFamily
@@ -74,11 +76,14 @@ class Instance:
     def run(self):
         c = self.c
         handlers = {P.INIT: self.on_init, P.EXECUTE: self.on_execute,
-                    P.FINALIZE: self.on_finalize, P.AUTO_COMPLETE: self.on_auto_complete}
+                    P.FINALIZE: self.on_finalize, P.AUTO_COMPLETE: self.on_auto_complete,
+                    LANE_CALL: self.on_lane_call}
         inbox = c.inbox
         mainq = inbox.mainq
         while True:
             if not mainq and not inbox.wait(lambda: mainq, _IDLE_FLUSH_S, spin=True):
+                if c.lane_server is not None:
+                    c.lane_server.report()
                 c.flush_releases()
                 continue
             kind, tag, body = mainq.popleft()
@@ -100,7 +105,13 @@ class Instance:
         model_file = r.str()
         decoupled = r.bool()
         c.inbox.idle_spin = r.u32() * 1e-6
+        lane = r.str()
         r.done()
+        if lane:
+            try:
+                c.lane_server = LaneServer(c, lane)
+            except OSError as e:  # calls keep going through the server
+                sys.stderr.write("oxiserve python stub: no lane at %s: %s\n" % (lane, e))
         ctx.decoupled = decoupled
         ctx.model_name = args.get("model_name", "")
         ctx.instance_name = args.get("model_instance_name") or ctx.model_name
@@ -133,6 +144,30 @@ class Instance:
                                      % (e,))
         del requests  # the inputs' block is usually released here (goes with the frame)
         c.send(frame)
+
+    def on_lane_call(self, tag, item):
+        """A call that came in through the lane (lane.py): executed as a batch of one,
+        answered on the lane, reported for the statistics."""
+        lanes = self.c.lane_server
+        peer, body = item
+        try:
+            requests = lanes.requests(tag, peer, body, decode_requests,
+                                      self.ctx.model_name)
+        except (P.ProtocolError, ValueError, IndexError, struct.error,
+                UnicodeDecodeError) as e:
+            sys.stderr.write("oxiserve python stub: malformed lane call: %s\n" % e)
+            lanes.drop(peer)  # a caller that breaks the protocol; the others go on
+            return
+        rid = requests[0]._rid
+        start = time.perf_counter_ns()
+        try:
+            frame = self.run_batch(tag, requests)
+        except BaseException as e:  # a bug of ours: answer the call anyway
+            frame = self.batch_error(tag, requests, "internal error in the Python stub: %r"
+                                     % (e,))
+        ns = time.perf_counter_ns() - start
+        del requests
+        lanes.executed(ns, lanes.answer(rid, frame))
 
     def run_batch(self, tag, requests):
         c = self.c
@@ -273,6 +308,8 @@ class Instance:
     def on_finalize(self, tag, body):
         c = self.c
         P.Reader(body).done()
+        if c.lane_server is not None:
+            c.lane_server.report()
         self.ctx.bls_allowed = False
         if self.model is not None and hasattr(self.model, "finalize"):
             try:

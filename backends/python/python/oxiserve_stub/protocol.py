@@ -16,6 +16,7 @@ RELEASE_IN = 6
 AUTO_COMPLETE = 7
 METRIC_REPLY = 8
 MODEL_CONTROL_REPLY = 9
+LANE_OFFER = 10
 # stub -> server
 INIT_DONE = 32
 EXECUTE_DONE = 33
@@ -36,12 +37,14 @@ METRIC_DELETE = 47
 LOAD_MODEL = 48
 UNLOAD_MODEL = 49
 MODEL_READY = 50
+LANE_EXECUTED = 51
 
 NO_ERROR = 0xFFFFFFFF
 NO_BLOCK = 0xFFFFFFFFFFFFFFFF
 FLAG_FINAL = 1
 FLAG_FAILED = 2  # Send: the request's execution failed (not an answer of the model's)
 MALFORMED_EXIT = 70
+LANE_RID = 1 << 63  # the rids of requests that came in through the lane (lane.py)
 
 LEN = struct.Struct("<I")
 HDR = struct.Struct("<IIQ")  # len, kind, tag
@@ -258,7 +261,7 @@ def reschedule_frame(rids):
 # Used by tests (and handy for debugging): encoders of server -> stub frames and a
 # decoder of stub -> server frames.
 
-def enc_init(args, model_file, decoupled, idle_spin_us=0):
+def enc_init(args, model_file, decoupled, idle_spin_us=0, lane=""):
     out = [U16.pack(len(args))]
     for k, v in args.items():
         p_str(out, k)
@@ -266,7 +269,15 @@ def enc_init(args, model_file, decoupled, idle_spin_us=0):
     p_str(out, model_file)
     out.append(U8.pack(1 if decoupled else 0))
     out.append(U32.pack(idle_spin_us))
+    p_str(out, lane)
     return frame(INIT, 0, out)
+
+
+def enc_lane_offer(bls_id, path, instance):
+    out = []
+    p_str(out, path)
+    p_str(out, instance)
+    return frame(LANE_OFFER, bls_id, out)
 
 
 def enc_request(out, rid, inputs, outputs=(), flags=0, corr=None, request_id="",
@@ -383,6 +394,8 @@ def decode_stub_frame(kind, tag, body):
     elif kind == RESCHEDULE:
         n = r.u32()
         d["rids"] = [r.u64() for _ in range(n)]
+    elif kind == LANE_EXECUTED:
+        d["executions"] = [(r.u64(), r.bool()) for _ in range(r.u32())]
     elif kind == AUTO_COMPLETE_DONE:
         d["error"] = r.error()
         d["config"] = r.str()

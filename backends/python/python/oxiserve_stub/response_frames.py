@@ -58,6 +58,14 @@ def error_response_parts(out, code, message):
     P.p_response(out, code, message, "", ())
 
 
+def _send(conn, rid, frame):
+    """A Send frame for request rid: to the server, or to the lane it came through."""
+    if rid >= P.LANE_RID:
+        conn.lane_server.answer(rid, frame)
+    else:
+        conn.send(frame)
+
+
 def send_response(conn, rid, requested, response, flags):
     out = [P.U32.pack(flags)]
     if response is None:
@@ -65,7 +73,7 @@ def send_response(conn, rid, requested, response, flags):
     else:
         out.append(b"\x01")
         encode_responses(conn, [(response, requested)], out)
-    conn.send(P.frame(P.SEND, rid, out))
+    _send(conn, rid, P.frame(P.SEND, rid, out))
 
 
 def send_final_error(conn, rid, message):
@@ -73,4 +81,4 @@ def send_final_error(conn, rid, message):
     that failed (the request counts as failed)."""
     out = [P.U32.pack(FINAL | P.FLAG_FAILED), b"\x01"]
     error_response_parts(out, TritonError.INTERNAL, message)
-    conn.send(P.frame(P.SEND, rid, out))
+    _send(conn, rid, P.frame(P.SEND, rid, out))

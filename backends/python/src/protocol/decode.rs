@@ -1,5 +1,8 @@
 //! Stub -> server: frames (after their length prefix) to [`FromStub`] messages.
 
+use std::time::Duration;
+
+use oxiserve_backend::DirectExecution;
 use oxiserve_types::{Error, Result};
 
 use super::{
@@ -143,6 +146,16 @@ fn decode_body(kind: FromStubKind, r: &mut Reader<'_>) -> Result<FromStub> {
                 model_version: r.str()?,
             },
         },
+        FromStubKind::LaneExecuted => {
+            let n = r.u32()? as usize;
+            let executions = r.list(n, |r| {
+                Ok(DirectExecution {
+                    compute: Duration::from_nanos(r.u64()?),
+                    failed: r.bool()?,
+                })
+            })?;
+            FromStub::LaneExecuted { executions }
+        }
     })
 }
 

@@ -28,6 +28,7 @@ impl ToStub {
             ToStub::AutoComplete { .. } => (ToStubKind::AutoComplete, 0),
             ToStub::MetricReply { call_id, .. } => (ToStubKind::MetricReply, *call_id),
             ToStub::ModelControlReply { call_id, .. } => (ToStubKind::ModelControlReply, *call_id),
+            ToStub::LaneOffer { bls_id, .. } => (ToStubKind::LaneOffer, *bls_id),
         };
         let mut w = Writer::frame(out, kind as u32, tag);
         match self {
@@ -36,6 +37,7 @@ impl ToStub {
                 model_file,
                 decoupled,
                 idle_spin_us,
+                lane,
             } => {
                 w.count16(args.len(), "initialize arguments");
                 for (key, value) in args {
@@ -45,6 +47,7 @@ impl ToStub {
                 w.str(model_file);
                 w.bool(*decoupled);
                 w.u32(*idle_spin_us);
+                w.str(lane);
             }
             ToStub::Execute {
                 block, requests, ..
@@ -83,6 +86,10 @@ impl ToStub {
             ToStub::ModelControlReply { result, .. } => {
                 w.error(&result.as_ref().err().cloned());
                 w.bool(*result.as_ref().unwrap_or(&false));
+            }
+            ToStub::LaneOffer { path, instance, .. } => {
+                w.str(path);
+                w.str(instance);
             }
         }
         w.finish()

@@ -17,6 +17,7 @@ mod tests;
 
 use std::fmt;
 
+use oxiserve_backend::DirectExecution;
 use oxiserve_types::{DataType, Error, ErrorKind, Result};
 
 pub use metric::{MetricCall, MetricOp};
@@ -52,6 +53,7 @@ pub enum ToStubKind {
     AutoComplete = 7,
     MetricReply = 8,
     ModelControlReply = 9,
+    LaneOffer = 10,
 }
 
 impl ToStubKind {
@@ -68,6 +70,7 @@ impl ToStubKind {
             AutoComplete,
             MetricReply,
             ModelControlReply,
+            LaneOffer,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -97,6 +100,7 @@ pub enum FromStubKind {
     LoadModel = 48,
     UnloadModel = 49,
     ModelReady = 50,
+    LaneExecuted = 51,
 }
 
 impl FromStubKind {
@@ -123,6 +127,7 @@ impl FromStubKind {
             LoadModel,
             UnloadModel,
             ModelReady,
+            LaneExecuted,
         ]
         .into_iter()
         .find(|k| *k as u32 == code)
@@ -259,6 +264,9 @@ pub enum ToStub {
         decoupled: bool,
         /// How long the stub polls for its next frame before it sleeps.
         idle_spin_us: u32,
+        /// Where the stub listens for direct BLS calls (its lane); empty
+        /// when the model takes none.
+        lane: String,
     },
     /// A batch; `block` is the arena_in block holding all its input tensors.
     Execute {
@@ -297,6 +305,13 @@ pub enum ToStub {
     ModelControlReply {
         call_id: u64,
         result: Result<bool>,
+    },
+    /// Sent just before the final `BlsResponse` of call `bls_id`: the
+    /// called model's instance takes calls like it directly at `path`.
+    LaneOffer {
+        bls_id: u64,
+        path: String,
+        instance: String,
     },
 }
 
@@ -401,6 +416,11 @@ pub enum FromStub {
     ModelControl {
         call_id: u64,
         call: ModelControlCall,
+    },
+    /// Executions of calls that came in through the stub's lane, for the
+    /// model's statistics.
+    LaneExecuted {
+        executions: Vec<DirectExecution>,
     },
 }
 

@@ -7,7 +7,8 @@ use std::{
 };
 
 use oxiserve_backend::{
-    CancelFlag, EventCallback, LoadParameters, ModelHost, metrics::CustomMetrics,
+    CancelFlag, DirectExecution, EventCallback, LoadParameters, ModelHost,
+    metrics::CustomMetrics,
 };
 use oxiserve_proto::ModelConfig;
 use oxiserve_trace::Trace;
@@ -131,6 +132,17 @@ impl ModelHost for ServerHost {
     fn is_model_ready(&self, model_name: &str, version: Option<i64>) -> bool {
         self.manager()
             .is_some_and(|m| m.model_ready(model_name, version))
+    }
+
+    /// Executions reported after the version stopped serving are dropped
+    /// with its statistics.
+    fn record_direct_executions(&self, version: i64, executions: &[DirectExecution]) {
+        let (Some(caller), Some(manager)) = (&self.caller, self.manager()) else {
+            return;
+        };
+        if let Ok(model) = manager.model_by_id(caller, Some(version)) {
+            model.record_direct_executions(executions);
+        }
     }
 
     fn infer(

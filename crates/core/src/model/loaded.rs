@@ -7,8 +7,8 @@ use std::{
 };
 
 use oxiserve_backend::{
-    Backend, BackendRequest, CancelFlag, EventCallback, ModelContext, ResponseEvent, ResponseSink,
-    ResponseTarget,
+    Backend, BackendRequest, CancelFlag, DirectExecution, EventCallback, ModelContext,
+    ResponseEvent, ResponseSink, ResponseTarget,
 };
 use oxiserve_proto::ModelConfig;
 use oxiserve_trace::{Activity, TensorActivity, Trace};
@@ -25,7 +25,8 @@ use crate::{
     scheduler::{EnsembleScheduler, Job, Scheduler, StepHost},
     shared_memory::OutputRegion,
     stats::{
-        LatencyMetrics, ModelStatistics, RequestRecord, StatsCollector, StatsSettings, StepTimes,
+        ExecutionTimes, FailureReason, LatencyMetrics, ModelStatistics, RequestRecord,
+        StatsCollector, StatsSettings, StepTimes,
     },
     warmup,
 };
@@ -204,6 +205,24 @@ impl LoadedModel {
     /// The statistics so far.
     pub fn statistics(&self) -> ModelStatistics {
         self.stats.snapshot(&self.name, self.version)
+    }
+
+    /// Adds executions its backend ran outside the scheduler (each one
+    /// request, no queue): counted as the scheduler counts its own.
+    pub(crate) fn record_direct_executions(&self, executions: &[DirectExecution]) {
+        for execution in executions {
+            let times = ExecutionTimes {
+                compute_infer: execution.compute,
+                ..ExecutionTimes::default()
+            };
+            self.stats.record_execution(1, &times);
+            match execution.failed {
+                true => self
+                    .stats
+                    .record_failure(execution.compute, FailureReason::Backend),
+                false => self.stats.record_success(execution.compute, &times, 1),
+            }
+        }
     }
 
     /// The latency metrics so far: histograms, summaries, first responses.

@@ -36,6 +36,7 @@ impl FromStub {
                 ModelControlCall::Unload { .. } => (FromStubKind::UnloadModel, *call_id),
                 ModelControlCall::IsReady { .. } => (FromStubKind::ModelReady, *call_id),
             },
+            FromStub::LaneExecuted { .. } => (FromStubKind::LaneExecuted, 0),
         };
         let mut out = Vec::new();
         let mut w = Writer::frame(&mut out, kind as u32, tag);
@@ -164,6 +165,13 @@ impl FromStub {
                     w.str(model_version);
                 }
             },
+            FromStub::LaneExecuted { executions } => {
+                w.count32(executions.len(), "executions");
+                for e in executions {
+                    w.u64(e.compute.as_nanos() as u64);
+                    w.bool(e.failed);
+                }
+            }
         }
         w.finish()?;
         Ok(out)
@@ -187,6 +195,7 @@ impl ToStub {
                     model_file: r.str()?,
                     decoupled: r.bool()?,
                     idle_spin_us: r.u32()?,
+                    lane: r.str()?,
                 }
             }
             ToStubKind::Execute => {
@@ -241,6 +250,11 @@ impl ToStub {
                     result: error.map_or(Ok(ready), Err),
                 }
             }
+            ToStubKind::LaneOffer => ToStub::LaneOffer {
+                bls_id: tag,
+                path: r.str()?,
+                instance: r.str()?,
+            },
         };
         r.finish()?;
         Ok(msg)

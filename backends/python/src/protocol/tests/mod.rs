@@ -235,6 +235,7 @@ fn encode_rejects_counts_too_large() {
         model_file: String::new(),
         decoupled: false,
         idle_spin_us: 0,
+        lane: String::new(),
     };
     let e = msg.encode_into(&mut out).unwrap_err();
     assert!(e.message.contains("70000 initialize arguments"), "{e}");

@@ -1,7 +1,9 @@
 //! Sample messages and tensors shared by the protocol tests.
 
+use std::time::Duration;
+
 use bytes::Bytes;
-use oxiserve_backend::metrics::MetricKind;
+use oxiserve_backend::{DirectExecution, metrics::MetricKind};
 use oxiserve_types::{DataType, Error};
 
 use crate::protocol::{
@@ -54,6 +56,7 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
             model_file: "/models/add_sub/1/model.py".into(),
             decoupled: true,
             idle_spin_us: 300,
+            lane: "/tmp/oxiserve-1/0.lane".into(),
         },
         ToStub::Execute {
             batch_id: 7,
@@ -131,6 +134,11 @@ pub(super) fn to_stub_samples() -> Vec<ToStub> {
             result: Err(Error::unavailable(
                 "explicit model load / unload is not allowed if polling is enabled",
             )),
+        },
+        ToStub::LaneOffer {
+            bls_id: 14,
+            path: "/tmp/oxiserve-1/0.lane".into(),
+            instance: "add_sub_0_0".into(),
         },
     ]
 }
@@ -258,6 +266,18 @@ pub(super) fn from_stub_samples() -> Vec<FromStub> {
                 model_name: "m".into(),
                 model_version: "".into(),
             },
+        },
+        FromStub::LaneExecuted {
+            executions: vec![
+                DirectExecution {
+                    compute: Duration::from_nanos(12_345),
+                    failed: false,
+                },
+                DirectExecution {
+                    compute: Duration::from_nanos(7),
+                    failed: true,
+                },
+            ],
         },
     ]
 }
