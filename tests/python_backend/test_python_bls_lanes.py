@@ -5,7 +5,11 @@ answers, the error texts, the called model's statistics, a called process that d
 the middle of a call, and calls of another shape (validated by the server)."""
 
 import json
+import socket
+import struct
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,3 +142,25 @@ def test_a_callee_that_dies_mid_call_is_an_error_and_comes_back(client):
             break
         time.sleep(0.2)
     assert again == [{"OUT": [14.0]}, {"OUT": [16.0]}, {"OUT": [18.0]}]
+
+
+@pytest.mark.oxiserve_only
+def test_a_caller_that_breaks_the_lane_protocol_is_cut_off_alone(server, client):
+    """A lane accepts any process of the server's user: one that sends garbage loses its
+    connection, the model keeps serving its other callers."""
+    calls(client, ([3.0, 4.0], "float32"))  # the callee's lane is up and in use
+    lanes = sorted(Path(tempfile.gettempdir()).glob(f"oxiserve-{server.proc.pid}-*/*.lane"))
+    assert lanes, "no lane sockets for this server"
+    assert all(p.parent.stat().st_mode & 0o777 == 0o700 for p in lanes)
+    unknown_kind = b"\x10\x00\x00\x00" + b"\xff" * 16
+    # an Execute frame whose body says it holds 200 bytes of request, and holds 4
+    bad_call = struct.pack("<IIQI", 20, 2, 1, 200) + b"\x00" * 4
+    for path in lanes:
+        for garbage in (unknown_kind, bad_call):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.connect(str(path))
+                sock.sendall(garbage)
+                sock.settimeout(10)
+                assert sock.recv(16) == b"", "the lane should close a caller that breaks it"
+    assert calls(client, ([3.0, 4.0], "float32"), ([5.0, 6.0], "float32")) == [
+        {"OUT": [6.0, 8.0]}, {"OUT": [10.0, 12.0]}]

@@ -114,7 +114,8 @@ impl Reply {
         }
         if let (Some(lanes), Some(Ok(response)), true) =
             (&self.lanes, &event.response, event.is_final)
-            && let Some(lane) = lanes.offer(&response.model_name, response.model_version, self.bls_id)
+            && let Some(lane) =
+                lanes.offer(&response.model_name, response.model_version, self.bls_id)
         {
             let _ = self.connection.send(&ToStub::LaneOffer {
                 bls_id: self.bls_id,

@@ -19,7 +19,10 @@ use std::{
     },
 };
 
-use oxiserve_proto::{ModelConfig, inference::model_config::SchedulingChoice};
+use oxiserve_proto::{
+    ModelConfig,
+    inference::{model_config::SchedulingChoice, model_version_policy::PolicyChoice},
+};
 use parking_lot::Mutex;
 
 /// Longest socket path the kernel takes (`sun_path` less its final NUL).
@@ -137,7 +140,9 @@ fn make_dir() -> Option<PathBuf> {
 /// Whether a model's instances take direct calls: only where the server's
 /// scheduler adds nothing to a call but the statistics, which the lane
 /// reports. A decoupled model, a batcher, the response cache or the rate
-/// limiter keep every call on the server's path.
+/// limiter keep every call on the server's path; so does a version policy
+/// that serves several versions at once (a call for the latest must reach
+/// the newest one, while a lane stays with the version that offered it).
 pub(crate) fn takes_direct_calls(config: &ModelConfig) -> bool {
     let decoupled = config
         .model_transaction_policy
@@ -152,12 +157,25 @@ pub(crate) fn takes_direct_calls(config: &ModelConfig) -> bool {
         config.scheduling_choice,
         Some(SchedulingChoice::DynamicBatching(_) | SchedulingChoice::SequenceBatching(_))
     );
-    !(decoupled || cached || rate_limited || scheduled)
+    let one_version = match config
+        .version_policy
+        .as_ref()
+        .and_then(|p| p.policy_choice.as_ref())
+    {
+        None => true,
+        Some(PolicyChoice::Latest(latest)) => latest.num_versions <= 1,
+        Some(PolicyChoice::Specific(specific)) => specific.versions.len() <= 1,
+        Some(PolicyChoice::All(_)) => false,
+    };
+    one_version && !(decoupled || cached || rate_limited || scheduled)
 }
 
 #[cfg(test)]
 mod tests {
-    use oxiserve_proto::inference::{ModelDynamicBatching, ModelInstanceGroup, ModelRateLimiter};
+    use oxiserve_proto::inference::{
+        ModelDynamicBatching, ModelInstanceGroup, ModelRateLimiter, ModelVersionPolicy,
+        model_version_policy::{All, Latest},
+    };
 
     use super::*;
 
@@ -179,6 +197,19 @@ mod tests {
             ..Default::default()
         };
         assert!(!takes_direct_calls(&limited));
+        let policy = |choice| ModelConfig {
+            version_policy: Some(ModelVersionPolicy {
+                policy_choice: Some(choice),
+            }),
+            ..Default::default()
+        };
+        assert!(takes_direct_calls(&policy(PolicyChoice::Latest(Latest {
+            num_versions: 1
+        }))));
+        assert!(!takes_direct_calls(&policy(PolicyChoice::Latest(Latest {
+            num_versions: 2
+        }))));
+        assert!(!takes_direct_calls(&policy(PolicyChoice::All(All {}))));
     }
 
     #[test]

@@ -23,9 +23,7 @@ pub use batch::{BatchOutput, execute_grouped};
 pub use contract::{
     AutoCompleteContext, Backend, InstanceContext, InstanceKind, Model, ModelContext, ModelInstance,
 };
-pub use host::{
-    DirectExecution, EventCallback, LoadParameters, ModelHost, NoHost, StreamEvent,
-};
+pub use host::{DirectExecution, EventCallback, LoadParameters, ModelHost, NoHost, StreamEvent};
 pub use libraries::{BackendLibraries, BackendQuery};
 pub use oxiserve_trace::Trace;
 pub use request::{BackendRequest, REQUEST_FIELD_PARAMETERS};

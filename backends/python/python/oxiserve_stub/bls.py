@@ -19,7 +19,7 @@ from .arena_io import in_block, write_tensors
 from .compiled import FRAMES
 from .errors import TritonError, TritonModelException
 from .execute_frame import decode_tensors
-from .lane import LaneCalls, LaneError
+from .lane_calls import LaneCalls, LaneError
 from .messages import BLS_ONLY, InferenceResponse
 
 

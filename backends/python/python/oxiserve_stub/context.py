@@ -15,7 +15,7 @@ import queue
 from . import control_calls, metric_calls
 from . import protocol as P
 from .bls import bls_async_exec, bls_exec
-from .lane import LaneCalls
+from .lane_calls import LaneCalls
 from .response_frames import send_response
 
 

@@ -22,7 +22,7 @@ from .conn import Conn, die
 from .context import Context
 from .execute_frame import decode_execute, decode_requests
 from .errors import TritonError, TritonModelException, format_exception
-from .lane import LANE_CALL, LaneServer
+from .lane_server import LANE_CALL, LaneServer
 from .log import Logger
 from .messages import RELEASE_RESCHEDULE, InferenceRequest, InferenceResponse
 from .metrics import MetricFamily

@@ -7,8 +7,7 @@ use std::{
 };
 
 use oxiserve_backend::{
-    CancelFlag, DirectExecution, EventCallback, LoadParameters, ModelHost,
-    metrics::CustomMetrics,
+    CancelFlag, DirectExecution, EventCallback, LoadParameters, ModelHost, metrics::CustomMetrics,
 };
 use oxiserve_proto::ModelConfig;
 use oxiserve_trace::Trace;

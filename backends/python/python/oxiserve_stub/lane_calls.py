@@ -1,0 +1,224 @@
+"""The calling side of lanes (lane.py): the lanes the server offered this process, the
+call shapes each takes, and one call through a lane. Like bls.py it sits between the
+two sides: it reads the attributes of pb_utils' requests and speaks the lane's frames.
+"""
+
+import os
+import socket
+import struct
+import threading
+import time
+
+from . import protocol as P
+from .arena_io import wire_source
+from .lane import lane_frame, send_all
+
+MAX_CALL_BYTES = 1 << 20  # larger inputs go through the server's arenas
+MAX_SHAPES = 1024  # call shapes remembered per process
+
+_U32 = P.U32.unpack_from
+_EXEC_HEAD = struct.Struct("<QIQIBQ")  # block, n, rid, flags, corr kind, corr u64
+_PAD = bytes(64)
+
+
+class _Lane:
+    """This process's connection to one instance's lane; one call at a time."""
+
+    __slots__ = ("sock", "path", "instance", "lock", "rest")
+
+    def __init__(self, sock, path, instance):
+        self.sock = sock
+        self.path = path
+        self.instance = instance  # Triton's instance name, for error texts
+        self.lock = threading.Lock()
+        self.rest = b""  # bytes read past the last answer frame
+
+
+class LaneError(Exception):
+    """The lane broke after the call was sent: the called process is gone."""
+
+
+class LaneCalls:
+    """The lanes this process was offered and the call shapes each takes."""
+
+    def __init__(self, spin):
+        """spin(): seconds to poll for an answer before sleeping (the instance's
+        idle-spin setting)."""
+        self.pid = os.getpid()
+        self.spin = spin
+        self.shapes = {}  # call shape -> (path, instance)
+        self.lanes = {}  # path -> _Lane
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def shape(request):
+        """What must match for a call to take the lane of an earlier one (the server
+        validated that one); None when this call must go through the server: it carries
+        what the server decides on (flags, a sequence, parameters, a timeout, a trace),
+        names no outputs, or its inputs are large."""
+        if (request._flags or request._corr or request._params != "{}" or request._timeout
+                or request._trace is not None or not request._outputs
+                or request._corr.__class__ is not int):
+            return None
+        inputs = []
+        size = 0
+        for t in request._inputs:
+            a = t._np
+            if a is None:
+                dims = tuple(t._dims)
+                size += len(t._raw)
+            else:
+                dims = a.shape
+                size += a.nbytes
+            inputs.append((t._name, t._dtype, dims))
+        if size > MAX_CALL_BYTES:
+            return None
+        return (request._model_name, request._model_version, tuple(inputs),
+                tuple(request._outputs))
+
+    def offered(self, shape, path, instance):
+        """The server offered the lane at `path` for calls shaped as `shape`."""
+        if os.getpid() != self.pid:
+            return
+        with self.lock:
+            if len(self.shapes) >= MAX_SHAPES:
+                self.shapes.clear()
+            self.shapes[shape] = (path, instance)
+
+    def lane(self, shape):
+        """The lane for a call of this shape, connected on first use and held for this
+        call; None when there is none (or it is busy: the call goes through the
+        server)."""
+        if shape is None or os.getpid() != self.pid:
+            return None
+        found = self.shapes.get(shape)
+        if found is None:
+            return None
+        path, instance = found
+        with self.lock:
+            lane = self.lanes.get(path)
+            if lane is None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.connect(path)
+                except OSError:  # the called process is gone: back to the server
+                    sock.close()
+                    self._forget(path)
+                    return None
+                lane = self.lanes[path] = _Lane(sock, path, instance)
+        return lane if lane.lock.acquire(False) else None
+
+    def _forget(self, path):
+        """Drops the lane at `path` and the shapes it took (lock held)."""
+        lane = self.lanes.pop(path, None)
+        if lane is not None:
+            lane.sock.close()
+        for shape in [s for s, (p, _) in self.shapes.items() if p == path]:
+            del self.shapes[shape]
+
+    def call(self, lane, request, decode_answer):
+        """Runs `request` through `lane` (held by `lane()`, released here). Returns the
+        responses decode_answer made of the answer frames, or None when the call could
+        not be sent (nothing ran: the caller goes through the server). Raises LaneError
+        when the lane broke while the call ran."""
+        try:
+            try:
+                message = _encode_call(request)
+            except Exception:  # the server's path words what is wrong with the inputs
+                return None
+            sock = lane.sock
+            try:
+                send_all(sock, message)
+            except OSError:
+                with self.lock:
+                    self._forget(lane.path)
+                return None
+            answers = []
+            while True:
+                kind, body, data = self._read(lane)
+                final, response = decode_answer(kind, body, data)
+                if response is not None:
+                    answers.append(response)
+                if final:
+                    return answers
+        except LaneError:
+            with self.lock:
+                self._forget(lane.path)
+            raise
+        finally:
+            lane.lock.release()
+
+    def _read(self, lane):
+        """The next answer frame on the lane: (kind, body, data) as memoryviews over a
+        buffer of its own (the response's tensors view it). Bytes read past the frame
+        wait in `lane.rest` for the next one."""
+        rest = lane.rest
+        buf = bytearray(max(4096, len(rest)))
+        got = len(rest)
+        buf[:got] = rest
+        got = self._recv(lane.sock, memoryview(buf), got, 16)
+        ln, kind, _ = P.HDR.unpack_from(buf, 0)
+        size = 4 + ln
+        if size > len(buf):
+            buf += bytearray(size - len(buf))
+        if got < size:
+            got = self._recv(lane.sock, memoryview(buf), got, size)
+        lane.rest = bytes(buf[size:got])
+        view = memoryview(buf)[:size]
+        n = _U32(view, 16)[0]
+        return kind, view[20:20 + n], view[20 + n:]
+
+    def _recv(self, sock, view, got, want):
+        """Reads into view[got:] until at least `want` bytes are there (no more than the
+        view holds); polls for the spin time before sleeping. Returns the bytes there."""
+        spin_end = None
+        while got < want:
+            try:
+                n = sock.recv_into(view[got:], 0, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                if spin_end is None:
+                    spin_end = time.monotonic() + self.spin()
+                if time.monotonic() < spin_end:
+                    os.sched_yield()
+                    continue
+                try:
+                    n = sock.recv_into(view[got:])
+                except OSError as e:
+                    raise LaneError(str(e))
+            except OSError as e:
+                raise LaneError(str(e))
+            if n == 0:
+                raise LaneError("the lane closed")
+            got += n
+        return got
+
+
+def _encode_call(request):
+    """A lane call frame for `request`: an Execute body of one request whose tensors
+    follow it."""
+    out = [_EXEC_HEAD.pack(0, 1, 0, 0, 0, 0), P.U32.pack(0)]
+    P.p_str(out, request._request_id)
+    out.append(b"\x02\x00\x00\x00{}")
+    out.append(P.U64.pack(0))  # timeout
+    inputs = request._inputs
+    out.append(P.U16.pack(len(inputs)))
+    data = []
+    offset = 0
+    for t in inputs:
+        dims, src = wire_source(t)
+        if src.__class__ is bytes or src.__class__ is memoryview:
+            nbytes = len(src)
+        else:
+            nbytes = src.nbytes
+            src = src.data.cast("B") if nbytes else b""
+        P.p_tensor(out, t._name, t._dtype, dims, offset, nbytes)
+        data.append(src)
+        pad = -nbytes % 64
+        if pad:
+            data.append(_PAD[:pad])
+        offset += nbytes + pad
+    outputs = request._outputs
+    out.append(P.U16.pack(len(outputs)))
+    for o in outputs:
+        P.p_str(out, o)
+    return lane_frame(P.EXECUTE, 0, b"".join(out), data)
