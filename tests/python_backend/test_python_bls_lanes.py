@@ -4,6 +4,7 @@ shape straight to the called model's process. What a model sees must not change:
 answers, the error texts, the called model's statistics, a called process that dies in
 the middle of a call, and calls of another shape (validated by the server)."""
 
+import contextlib
 import json
 import socket
 import struct
@@ -34,9 +35,9 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(server):
-    c = httpclient.InferenceServerClient(server.url)
-    yield c
-    c.close()
+    """An HTTP client of the module's server."""
+    with contextlib.closing(httpclient.InferenceServerClient(server.url)) as c:
+        yield c
 
 
 def calls(client, *specs):

@@ -23,7 +23,8 @@ from .lane_calls import LaneCalls, LaneError
 from .messages import BLS_ONLY, InferenceResponse
 
 
-_HEAD = struct.Struct("<BBQI")  # final, has_response, block, error code
+_HEAD = struct.Struct("<BBQ")  # final, has_response, block
+_CODE_LEN = struct.Struct("<II").unpack_from  # error code, message length
 _IDS = struct.Struct("<qQIBQ")  # model version, block, flags, correlation kind and u64
 _U32 = P.U32.unpack_from
 _U16 = P.U16.unpack_from
@@ -39,27 +40,42 @@ def decode_bls_response(conn, buf, p, end):
         if final > 1 or has:
             raise P.ProtocolError("bad BlsResponse")
         return final == 1, None
-    final, has, block, code = _HEAD.unpack_from(buf, p)
+    final, has, block = _HEAD.unpack_from(buf, p)
     if final > 1 or has != 1:
         raise P.ProtocolError("bad BlsResponse")
-    k = _U32(buf, p + 14)[0]
-    message = str(buf[p + 18:p + 18 + k], "utf-8")
-    p += 18 + k
+    owner, base = in_block(conn, block)
+    resp = _response(buf, p + 10, end, base, block)
+    resp._block = owner
+    return final == 1, resp
+
+
+def _response(buf, p, end, base, block, internal=False):
+    """The wire `response` in buf[p:end] as an InferenceResponse, its tensors viewing
+    `base` (which starts at offset `block`). With `internal`, as the server's BlsResponse
+    would carry it after the called model's process made it: an error is INTERNAL, the
+    parameters written as the server writes them."""
+    code, k = _CODE_LEN(buf, p)
+    message = str(buf[p + 8:p + 8 + k], "utf-8")
+    p += 8 + k
     k = _U32(buf, p)[0]
-    params = str(buf[p + 4:p + 4 + k], "utf-8") or "{}"
+    params = str(buf[p + 4:p + 4 + k], "utf-8")
     p += 4 + k
     n = _U16(buf, p)[0]
-    owner, base = in_block(conn, block)
     tensors, p = decode_tensors(buf, p + 2, end, n, base, 0 if base is None else len(base),
                                 block)
     if p != end:
-        raise P.ProtocolError("BlsResponse of %d bytes, %d decoded" % (end, p))
+        raise P.ProtocolError("response of %d bytes, %d decoded" % (end, p))
     resp = InferenceResponse.__new__(InferenceResponse)
     resp._outputs = tensors
-    resp._error = None if code == P.NO_ERROR else TritonError(message, code)
-    resp._params = params
-    resp._block = owner
-    return final == 1, resp
+    if code == P.NO_ERROR:
+        resp._error = None
+    else:
+        resp._error = TritonError(message, TritonError.INTERNAL if internal else code)
+    if internal and params not in ("", "{}"):
+        params = json.dumps(json.loads(params), separators=(",", ":"), sort_keys=True)
+    resp._params = params or "{}"
+    resp._block = None
+    return resp
 
 
 def _encode_inputs(c, inputs):
@@ -226,29 +242,9 @@ def _lane_answer(kind, body, data):
 
 
 def _lane_response(body, p, data, block):
-    """One wire `response` at body[p:] as the server's BlsResponse would give it: an
-    error of the called model's is INTERNAL, its parameters as the server writes
-    them."""
-    code = _U32(body, p)[0]
-    k = _U32(body, p + 4)[0]
-    message = str(body[p + 8:p + 8 + k], "utf-8")
-    p += 8 + k
-    k = _U32(body, p)[0]
-    params = str(body[p + 4:p + 4 + k], "utf-8")
-    p += 4 + k
-    n = _U16(body, p)[0]
+    """One wire `response` at body[p:], its tensors viewing the answer's `data`."""
     base = np.frombuffer(data, np.uint8) if len(data) else None
-    tensors, p = decode_tensors(body, p + 2, len(body), n, base, len(data), block)
-    if p != len(body):
-        raise P.ProtocolError("lane answer of %d bytes, %d decoded" % (len(body), p))
-    resp = InferenceResponse.__new__(InferenceResponse)
-    resp._outputs = tensors
-    resp._error = (None if code == P.NO_ERROR
-                   else TritonError(message, TritonError.INTERNAL))
-    resp._params = (json.dumps(json.loads(params), separators=(",", ":"), sort_keys=True)
-                    if params not in ("", "{}") else "{}")
-    resp._block = None
-    return resp
+    return _response(body, p, len(body), base, block, internal=True)
 
 
 def bls_async_exec(ctx, conn, request, decoupled=False):
