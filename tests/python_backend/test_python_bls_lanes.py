@@ -122,6 +122,14 @@ def test_errors_read_the_same_through_the_lane(client):
         time.sleep(0.05)
 
 
+def test_a_large_answer_to_a_small_call(client):
+    """A call through a lane may get an answer far larger than the socket holds."""
+    small, large, again = calls(client, ([1.0, 2.0], "float32"), ([4096.0, 3.0], "float32"),
+                                ([4096.0, 3.0], "float32"))
+    assert small == {"OUT": [2.0, 4.0]}
+    assert large == again == {"OUT size": 3_000_000, "OUT values": [6.0]}
+
+
 def test_a_call_of_another_shape_is_validated_by_the_server(client):
     bad = ([1, 2], "int32")
     first_bad, ok, bad_after = calls(client, bad, ([1.0, 2.0], "float32"), bad)

@@ -61,11 +61,11 @@ class LaneServer:
         while True:
             try:
                 sock, _ = self.listener.accept()
-            except (BlockingIOError, InterruptedError):
+            except OSError:  # none waiting (or the listener is gone)
                 return
-            except OSError:
-                return
-            sock.setblocking(False)
+            # Blocking, for the answers (the caller reads while it waits for one);
+            # reads never block (MSG_DONTWAIT).
+            sock.setblocking(True)
             peer = _Peer(sock)
             fd = sock.fileno()
             self.peers[fd] = peer
@@ -74,7 +74,7 @@ class LaneServer:
     def _read(self, peer):
         view = self.view
         try:
-            n = peer.sock.recv_into(view)
+            n = peer.sock.recv_into(view, 0, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
