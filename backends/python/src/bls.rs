@@ -13,7 +13,7 @@ use crate::{
     connection::Connection,
     convert,
     inflight::InFlight,
-    lane::Lanes,
+    lane::DirectCalls,
     protocol::{NO_BLOCK, Payload, ToStub, WireResponse},
 };
 
@@ -29,14 +29,14 @@ pub(crate) struct Call {
 
 /// Runs `call` on `host`; answers the stub with its events over
 /// `connection`, their tensors in `arena_in`. The call's cancel flag is in
-/// `inflight` while it runs. A call that succeeds on a model with a lane in
-/// `lanes` is offered that lane.
+/// `inflight` while it runs. A call that succeeds on a model with lanes
+/// (`direct`: the calling process's) is offered one of them.
 pub(crate) fn start(
     host: &dyn ModelHost,
     connection: &Arc<Connection>,
     arena_in: &Arc<InArena>,
     inflight: &Arc<Mutex<InFlight>>,
-    lanes: Option<&Arc<Lanes>>,
+    direct: Option<&DirectCalls>,
     call: Call,
 ) {
     let Call {
@@ -50,7 +50,7 @@ pub(crate) fn start(
         connection: connection.clone(),
         arena_in: arena_in.clone(),
         inflight: inflight.clone(),
-        lanes: lanes.filter(|_| !decoupled).cloned(),
+        direct: direct.filter(|_| !decoupled).cloned(),
     };
     let fail = |e: Error| {
         reply.event(StreamEvent {
@@ -104,7 +104,7 @@ struct Reply {
     arena_in: Arc<InArena>,
     inflight: Arc<Mutex<InFlight>>,
     /// Where to find a lane to offer, for a call with one response.
-    lanes: Option<Arc<Lanes>>,
+    direct: Option<DirectCalls>,
 }
 
 impl Reply {
@@ -112,10 +112,14 @@ impl Reply {
         if event.is_final {
             self.inflight.lock().bls.remove(&self.bls_id);
         }
-        if let (Some(lanes), Some(Ok(response)), true) =
-            (&self.lanes, &event.response, event.is_final)
-            && let Some(lane) =
-                lanes.offer(&response.model_name, response.model_version, self.bls_id)
+        if let (Some(direct), Some(Ok(response)), true) =
+            (&self.direct, &event.response, event.is_final)
+            && let Some(lane) = direct.lanes.offer(
+                &response.model_name,
+                response.model_version,
+                self.bls_id,
+                direct.own_lane.as_ref(),
+            )
         {
             let _ = self.connection.send(&ToStub::LaneOffer {
                 bls_id: self.bls_id,

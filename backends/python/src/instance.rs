@@ -223,6 +223,10 @@ fn fail_all(requests: Vec<BackendRequest>, error: Error) -> Result<()> {
 fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
     let zygote = model.backend.zygote(&model.python)?;
     let settings = &model.settings;
+    let lane = model
+        .takes_direct_calls
+        .then(|| model.backend.lanes.new_path())
+        .flatten();
     let process = Process::spawn(
         zygote,
         &context.name,
@@ -233,6 +237,7 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         DirectCalls {
             lanes: model.backend.lanes.clone(),
             version: model.version,
+            own_lane: lane.clone(),
         },
     )?;
     let kind = match context.kind {
@@ -247,10 +252,6 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         "model_instance_device_id".into(),
         context.device_id.to_string(),
     ));
-    let lane = model
-        .takes_direct_calls
-        .then(|| model.backend.lanes.new_path())
-        .flatten();
     let init = ToStub::Init {
         args,
         model_file: model.model_file.display().to_string(),

@@ -80,12 +80,24 @@ impl Lanes {
         let _ = std::fs::remove_file(path);
     }
 
-    /// A lane of `model` at `version` for a caller, spreading callers over
-    /// the instances by `pick`.
-    pub fn offer(&self, model: &str, version: i64, pick: u64) -> Option<Lane> {
+    /// A lane of `model` at `version` for a caller whose own lane (if it has
+    /// one) is `own`, spreading callers over the other instances by `pick`.
+    /// A process is never offered its own lane: its main thread, waiting for
+    /// the answer, could not run the call.
+    pub fn offer(
+        &self,
+        model: &str,
+        version: i64,
+        pick: u64,
+        own: Option<&PathBuf>,
+    ) -> Option<Lane> {
         let open = self.open.lock();
-        let lanes = open.get(&(model.to_string(), version))?;
-        lanes.get(pick as usize % lanes.len()).cloned()
+        let lanes: Vec<&Lane> = open
+            .get(&(model.to_string(), version))?
+            .iter()
+            .filter(|l| Some(&l.path) != own)
+            .collect();
+        (!lanes.is_empty()).then(|| lanes[pick as usize % lanes.len()].clone())
     }
 }
 
@@ -103,12 +115,14 @@ impl Drop for OpenLane {
 }
 
 /// What the pump of an instance's own process needs for direct calls: the
-/// lanes it offers to its process's BLS calls, and the model version whose
-/// statistics its lane's executions join.
+/// lanes it offers to its process's BLS calls, the model version whose
+/// statistics its lane's executions join, and the process's own lane (never
+/// offered to it).
 #[derive(Debug, Clone)]
 pub(crate) struct DirectCalls {
     pub lanes: Arc<Lanes>,
     pub version: i64,
+    pub own_lane: Option<PathBuf>,
 }
 
 impl Drop for Lanes {
@@ -221,12 +235,16 @@ mod tests {
         };
         let a = lanes.open("m", 1, lane("a"));
         let b = lanes.open("m", 1, lane("b"));
-        assert_eq!(lanes.offer("m", 1, 0), Some(lane("a")));
-        assert_eq!(lanes.offer("m", 1, 1), Some(lane("b")));
-        assert_eq!(lanes.offer("m", 2, 0), None);
+        assert_eq!(lanes.offer("m", 1, 0, None), Some(lane("a")));
+        assert_eq!(lanes.offer("m", 1, 1, None), Some(lane("b")));
+        assert_eq!(lanes.offer("m", 2, 0, None), None);
+        let own = lane("a").path;
+        assert_eq!(lanes.offer("m", 1, 0, Some(&own)), Some(lane("b")));
+        assert_eq!(lanes.offer("m", 1, 1, Some(&own)), Some(lane("b")));
         drop(a);
-        assert_eq!(lanes.offer("m", 1, 0), Some(lane("b")));
+        assert_eq!(lanes.offer("m", 1, 0, None), Some(lane("b")));
+        assert_eq!(lanes.offer("m", 1, 0, Some(&lane("b").path)), None);
         drop(b);
-        assert_eq!(lanes.offer("m", 1, 0), None);
+        assert_eq!(lanes.offer("m", 1, 0, None), None);
     }
 }

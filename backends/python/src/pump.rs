@@ -147,7 +147,7 @@ impl Pump {
                     &self.connection,
                     &self.arena_in,
                     &self.inflight,
-                    self.direct.as_ref().map(|d| &d.lanes),
+                    self.direct.as_ref(),
                     bls::Call {
                         bls_id,
                         decoupled,
