@@ -227,7 +227,7 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         .takes_direct_calls
         .then(|| model.backend.lanes.new_path())
         .flatten();
-    let process = Process::spawn(
+    let mut process = Process::spawn(
         zygote,
         &context.name,
         settings.arena_layout(),
@@ -274,7 +274,6 @@ fn start(model: &PythonModel, context: &InstanceContext) -> Result<Process> {
         });
     match initialized {
         Ok(Ok(())) => {
-            let mut process = process;
             // The stub listens before it answers `Init`, unless it could not.
             if let Some(path) = lane.filter(|p| p.exists()) {
                 let lane = Lane {

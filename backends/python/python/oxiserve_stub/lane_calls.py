@@ -17,7 +17,7 @@ MAX_CALL_BYTES = 1 << 20  # larger inputs go through the server's arenas
 MAX_SHAPES = 1024  # call shapes remembered per process
 
 _U32 = P.U32.unpack_from
-_EXEC_HEAD = struct.Struct("<QIQIBQ")  # block, n, rid, flags, corr kind, corr u64
+_BATCH_OF_ONE = struct.pack("<QI", 0, 1)  # an Execute body's block (none) and request count
 _PAD = bytes(64)
 
 
@@ -194,31 +194,24 @@ class LaneCalls:
 
 
 def _encode_call(request):
-    """A lane call frame for `request`: an Execute body of one request whose tensors
-    follow it."""
-    out = [_EXEC_HEAD.pack(0, 1, 0, 0, 0, 0), P.U32.pack(0)]
-    P.p_str(out, request._request_id)
-    out.append(b"\x02\x00\x00\x00{}")
-    out.append(P.U64.pack(0))  # timeout
-    inputs = request._inputs
-    out.append(P.U16.pack(len(inputs)))
+    """A lane call frame for `request`: an Execute body of one request (as the server
+    writes one) whose tensors follow it."""
+    descriptors = []
     data = []
     offset = 0
-    for t in inputs:
+    for t in request._inputs:
         dims, src = wire_source(t)
         if src.__class__ is bytes or src.__class__ is memoryview:
             nbytes = len(src)
         else:
             nbytes = src.nbytes
             src = src.data.cast("B") if nbytes else b""
-        P.p_tensor(out, t._name, t._dtype, dims, offset, nbytes)
+        descriptors.append((t._name, t._dtype, dims, offset, nbytes))
         data.append(src)
         pad = -nbytes % 64
         if pad:
             data.append(_PAD[:pad])
         offset += nbytes + pad
-    outputs = request._outputs
-    out.append(P.U16.pack(len(outputs)))
-    for o in outputs:
-        P.p_str(out, o)
+    out = [_BATCH_OF_ONE]
+    P.enc_request(out, 0, descriptors, request._outputs, request_id=request._request_id)
     return lane_frame(P.EXECUTE, 0, b"".join(out), data)

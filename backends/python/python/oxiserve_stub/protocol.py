@@ -259,7 +259,8 @@ def reschedule_frame(rids):
 
 # ---------------------------------------------------------------- server-side helpers
 # Used by tests (and handy for debugging): encoders of server -> stub frames and a
-# decoder of stub -> server frames.
+# decoder of stub -> server frames. `enc_request` also writes a lane's calls (lane_calls.py),
+# which are Execute bodies as the server writes them.
 
 def enc_init(args, model_file, decoupled, idle_spin_us=0, lane=""):
     out = [U16.pack(len(args))]
