@@ -115,10 +115,16 @@ impl Zygote {
         .map_err(|e| Error::internal(format!("python backend: socketpair: {e}")))?;
         let child_fd = theirs.as_raw_fd();
         command.stdin(Stdio::null());
-        // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork
-        // and exec; `child_fd` is a plain integer copied into the closure.
+        // SAFETY: only async-signal-safe calls (sched_setscheduler, fcntl,
+        // dup2) between fork and exec; `child_fd` is a plain integer copied
+        // into the closure.
         unsafe {
             command.pre_exec(move || {
+                // The model processes run SCHED_OTHER even where the server's
+                // threads run SCHED_BATCH (`--batch-scheduling`): their
+                // wake-ups are the ones that should preempt.
+                let param = libc::sched_param { sched_priority: 0 };
+                libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
                 if child_fd == 3 {
                     libc::fcntl(3, libc::F_SETFD, 0);
                 } else if libc::dup2(child_fd, 3) < 0 {

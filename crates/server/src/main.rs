@@ -10,6 +10,7 @@ mod model_table;
 mod plugins;
 mod serve;
 mod server_config;
+mod thread_policy;
 mod validate;
 
 use std::process::ExitCode;

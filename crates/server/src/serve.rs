@@ -11,7 +11,7 @@ use crate::{
     cli::{OPTIONS_TABLE_HEADERS, ServerOptions, render_table},
     endpoints, logging,
     metrics::{MetricsSettings, Registry},
-    model_table, server_config,
+    model_table, server_config, thread_policy,
 };
 
 /// Server version reported in the options table.
@@ -44,6 +44,11 @@ pub fn run(options: &ServerOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if options.batch_scheduling
+        && let Err(e) = thread_policy::use_batch_policy()
+    {
+        log::warn!("cannot run the server's threads under SCHED_BATCH: {e}");
+    }
     report_flags(options);
     let (metrics_settings, metrics_warnings) = MetricsSettings::from_options(options);
     for warning in &metrics_warnings {

@@ -23,6 +23,11 @@ pub struct ServerOptions {
     /// Seconds to wait for in-flight inferences when exiting before exiting anyway.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub exit_timeout_secs: u32,
+    /// Run the server's own threads under Linux's SCHED_BATCH policy, so that
+    /// their wake-ups do not preempt the processes of Python models (false:
+    /// SCHED_OTHER, as started).
+    #[arg(long, default_value = "true", value_parser = parse_bool, action = ArgAction::Set, value_name = "BOOL")]
+    pub batch_scheduling: bool,
     /// Logging.
     #[command(flatten)]
     pub logging: LoggingOptions,
