@@ -9,13 +9,10 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-import tritonclient.http as httpclient
-
 from procfs import descendants as _descendants
-from python_models import add_sub, serve
+from python_models import add_sub, infer_add_sub, serve
 
 pytestmark = pytest.mark.oxiserve_only
 
@@ -45,23 +42,9 @@ def _cpu_over(server, seconds):
     return after[0] - before[0], after[1] - before[1]
 
 
-def _infer(server):
-    inputs = []
-    for name, values in (("INPUT0", [1, 2, 3, 4]), ("INPUT1", [4, 3, 2, 1])):
-        tensor = httpclient.InferInput(name, [1, 4], "FP32")
-        tensor.set_data_from_numpy(np.array([values], np.float32))
-        inputs.append(tensor)
-    client = httpclient.InferenceServerClient(server.url)
-    try:
-        result = client.infer("add_sub", inputs)
-        assert result.as_numpy("OUTPUT0").tolist() == [[5, 5, 5, 5]]
-    finally:
-        client.close()
-
-
 def test_idle_instance_stops_polling(tmp_path):
     with serve(tmp_path / "repo", [add_sub()]) as server:
-        _infer(server)
+        infer_add_sub(server)
         time.sleep(0.2)  # far longer than the default 300 µs of polling
         stubs, pump = _cpu_over(server, 1.0)
         assert stubs < 0.1 and pump < 0.1, f"idle: stubs {stubs} s, pump {pump} s of CPU"
@@ -72,20 +55,20 @@ def test_setting_reaches_stub_and_pump(tmp_path):
     flags = ["--backend-config=python,idle-spin-microseconds=400000"]
     with serve(tmp_path / "repo", [add_sub()], flags) as server:
         time.sleep(2.5)  # the polling after Init is over; this long wait stops it
-        _infer(server)
+        infer_add_sub(server)
         stubs, pump = _cpu_over(server, 0.5)
         assert stubs < 0.05 and pump < 0.05, f"after a long wait: stubs {stubs} s, pump {pump} s"
         # A request 0.5 s later: both sides poll for 0.4 s after it.
-        _infer(server)
+        infer_add_sub(server)
         stubs, pump = _cpu_over(server, 0.5)
         assert stubs > 0.05 and pump > 0.05, f"polling: stubs {stubs} s, pump {pump} s"
-        _infer(server)  # still answers while polling
+        infer_add_sub(server)  # still answers while polling
 
 
 def test_zero_sleeps_at_once(tmp_path):
     flags = ["--backend-config=python,idle-spin-microseconds=0"]
     with serve(tmp_path / "repo", [add_sub()], flags) as server:
         for _ in range(3):
-            _infer(server)
+            infer_add_sub(server)
         stubs, pump = _cpu_over(server, 0.5)
         assert stubs < 0.05 and pump < 0.05, f"no polling: stubs {stubs} s, pump {pump} s"

@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import tritonclient.http as httpclient
+
 from models import ModelSpec, Tensor, identity, model_source, write_model
 from servers import REPO_ROOT, TARGET, Server
 
@@ -90,6 +93,21 @@ def add_sub(name="add_sub", count=1, dynamic_batching=True):
     if not dynamic_batching:
         text = text.replace("dynamic_batching { max_queue_delay_microseconds: 100 }", "")
     return PyModel(name, (ADD_SUB_DIR / "1" / "model.py").read_text(), text)
+
+
+def infer_add_sub(server, name="add_sub"):
+    """One request of an add_sub model over HTTP, its OUTPUT0 checked."""
+    inputs = []
+    for tensor_name, values in (("INPUT0", [1, 2, 3, 4]), ("INPUT1", [4, 3, 2, 1])):
+        tensor = httpclient.InferInput(tensor_name, [1, 4], "FP32")
+        tensor.set_data_from_numpy(np.array([values], np.float32))
+        inputs.append(tensor)
+    client = httpclient.InferenceServerClient(server.url)
+    try:
+        result = client.infer(name, inputs)
+        assert result.as_numpy("OUTPUT0").tolist() == [[5, 5, 5, 5]]
+    finally:
+        client.close()
 
 
 # --- seed 000: the tutorial's template, with a BYTES echo as its body --------

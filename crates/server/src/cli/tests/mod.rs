@@ -143,8 +143,10 @@ fn every_triton_flag_is_recognized_with_its_value_form() {
 /// Flags of newer Triton releases than 2.51, which TRITON_FLAGS lists.
 const NEWER_TRITON_FLAGS: &[&str] = &["http-max-input-size"];
 
-/// oxiserve's own flags: limits a careful operator sets, and TLS for HTTP.
+/// oxiserve's own flags: limits a careful operator sets, TLS for HTTP, and
+/// the server threads' scheduling policy.
 const OXISERVE_FLAGS: &[&str] = &[
+    "batch-scheduling",
     "http-max-connections",
     "http-header-timeout-secs",
     "http-body-timeout-secs",

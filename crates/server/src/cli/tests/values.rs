@@ -7,6 +7,8 @@ fn defaults_match_tritonserver() {
     let o = serve(&["--model-repository=/m"]);
     assert_eq!(o.id, "triton");
     assert_eq!(o.exit_timeout_secs, 30);
+    assert!(o.batch_scheduling, "oxiserve's own: SCHED_BATCH by default");
+    assert!(!serve(&["--model-repository=/m", "--batch-scheduling=false"]).batch_scheduling);
 
     let log = &o.logging;
     assert_eq!(
