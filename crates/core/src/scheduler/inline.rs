@@ -154,21 +154,33 @@ impl InlineInstances {
 
     /// Executes `job` on an idle instance, on this thread, waiting up to
     /// [`BUSY_WAIT`] for a busy one; gives it back when none comes free (or
-    /// this thread already executes inline). The list is not held while the
-    /// job executes: its responses may submit an ensemble's next step here.
-    pub fn try_execute(&self, job: Job) -> Option<Job> {
-        let chosen = {
-            let instances = self.0.read();
-            match instances.iter().find(|i| !i.instance.is_locked()) {
-                Some(idle) => Some((idle.clone(), None)),
-                None if EXECUTING.get() => None,
-                None => instances
-                    .first()
-                    .map(|busy| (busy.clone(), Some(BUSY_WAIT))),
+    /// this thread already executes inline). Every idle instance is tried in
+    /// turn: one may hold a batch its process still executes (a Python
+    /// process pipelines, and may be waiting for this very request, a BLS
+    /// call of its own model) while another is free. The list is not held
+    /// while the job executes: its responses may submit an ensemble's next
+    /// step here.
+    pub fn try_execute(&self, mut job: Job) -> Option<Job> {
+        let mut found_idle = false;
+        for i in 0.. {
+            let Some(instance) = self.0.read().get(i).cloned() else {
+                break;
+            };
+            if instance.instance.is_locked() {
+                continue;
             }
-        };
-        match chosen {
-            Some((instance, wait)) => instance.try_execute(job, wait),
+            found_idle = true;
+            match instance.try_execute(job, None) {
+                None => return None,
+                Some(refused) => job = refused,
+            }
+        }
+        if found_idle || EXECUTING.get() {
+            return Some(job);
+        }
+        let busy = self.0.read().first().cloned();
+        match busy {
+            Some(busy) => busy.try_execute(job, Some(BUSY_WAIT)),
             None => Some(job),
         }
     }

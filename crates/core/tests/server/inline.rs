@@ -2,7 +2,10 @@
 //! on the thread that admitted it while an instance is idle; the instance's
 //! own thread creates it, drops it, and executes what finds it busy.
 
-use std::sync::mpsc;
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    mpsc,
+};
 
 use oxiserve_backend::{
     BackendRequest, BackendResponse, ComputeTiming, InstanceContext, ModelInstance,
@@ -16,7 +19,8 @@ type Log = Arc<Mutex<Vec<(&'static str, String)>>>;
 
 /// An identity-like backend that logs where its instances are created,
 /// execute and are dropped. Parameter `inline` ("true") makes the model
-/// execute inline, `not_ready` its instances never ready inline; with
+/// execute inline, `not_ready` its instances never ready inline,
+/// `one_not_ready` the first of its instances asked never ready inline; with
 /// `hold_first`, the first execution waits until the sender of
 /// [`Whereabouts::held`] sends.
 #[derive(Default)]
@@ -57,12 +61,15 @@ struct WhereaboutsModel {
     gate: Option<Arc<Mutex<Option<mpsc::Receiver<()>>>>>,
     inline: bool,
     ready: bool,
+    /// With `one_not_ready`: whether an instance took the not-ready part.
+    unready_taken: Option<Arc<AtomicBool>>,
 }
 
 struct WhereaboutsInstance {
     log: Log,
     gate: Option<Arc<Mutex<Option<mpsc::Receiver<()>>>>>,
     ready: bool,
+    unready_taken: Option<Arc<AtomicBool>>,
 }
 
 impl Backend for Whereabouts {
@@ -83,6 +90,7 @@ impl Backend for Whereabouts {
             gate: parameter("hold_first").then(|| self.gate.clone()),
             inline: parameter("inline"),
             ready: !parameter("not_ready"),
+            unready_taken: parameter("one_not_ready").then(Arc::default),
         }))
     }
 }
@@ -94,6 +102,7 @@ impl Model for WhereaboutsModel {
             log: self.log.clone(),
             gate: self.gate.clone(),
             ready: self.ready,
+            unready_taken: self.unready_taken.clone(),
         }))
     }
 
@@ -119,6 +128,11 @@ impl ModelInstance for WhereaboutsInstance {
     }
 
     fn ready_inline(&mut self) -> bool {
+        if let Some(taken) = self.unready_taken.take()
+            && !taken.swap(true, Ordering::SeqCst)
+        {
+            self.ready = false;
+        }
         self.ready
     }
 }
@@ -130,6 +144,11 @@ impl Drop for WhereaboutsInstance {
 }
 
 fn config(parameters: &[&str]) -> String {
+    config_with(parameters, "")
+}
+
+/// `config(parameters)` followed by `extra` lines.
+fn config_with(parameters: &[&str], extra: &str) -> String {
     let parameters: String = parameters
         .iter()
         .map(|key| format!(r#"parameters {{ key: "{key}" value: {{ string_value: "true" }} }}"#))
@@ -141,6 +160,7 @@ max_batch_size: 8
 input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }} ]
 output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }} ]
 {parameters}
+{extra}
 "#
     )
 }
@@ -168,6 +188,20 @@ fn wait_for(backend: &Whereabouts, what: &str, count: usize) -> Vec<String> {
     }
 }
 
+/// Sends `model` three requests from this thread and checks that they were
+/// answered and executed here, on the admitting thread.
+async fn three_requests_execute_here(server: &Server, backend: &Whereabouts, model: &str) {
+    let here = thread_name();
+    for i in 0..3 {
+        let response = infer(server, request(model, None, &[i as f32])).await;
+        assert_eq!(values(output(&response.unwrap(), "OUTPUT0")), [i as f32]);
+    }
+    assert_eq!(
+        backend.events("execute"),
+        [here.clone(), here.clone(), here]
+    );
+}
+
 #[tokio::test]
 async fn an_idle_instance_of_an_inline_model_executes_on_the_admitting_thread() {
     let dir = repo(&[
@@ -183,15 +217,7 @@ async fn an_idle_instance_of_an_inline_model_executes_on_the_admitting_thread() 
     ]);
     let backend = Arc::new(Whereabouts::default());
     let server = serve(&dir, &backend, &["quick", "plain", "unready"]);
-    let here = thread_name();
-    for i in 0..3 {
-        let response = infer(&server, request("quick", None, &[i as f32])).await;
-        assert_eq!(values(output(&response.unwrap(), "OUTPUT0")), [i as f32]);
-    }
-    assert_eq!(
-        backend.events("execute"),
-        [here.clone(), here.clone(), here]
-    );
+    three_requests_execute_here(&server, &backend, "quick").await;
     // Counted as any execution is.
     let s = settled_stats(&server, "quick", 3);
     assert_eq!(s.inference_stats.success.count, 3);
@@ -218,6 +244,24 @@ async fn an_idle_instance_of_an_inline_model_executes_on_the_admitting_thread() 
     let mut dropped = wait_for(&backend, "drop", 3);
     dropped.sort();
     assert_eq!(dropped, instances);
+}
+
+#[tokio::test]
+async fn an_instance_not_ready_inline_leaves_the_request_to_an_idle_one() {
+    // Instance 0 or 1, whichever is asked first, holds a batch (a Python
+    // process executing one, say): the other one, idle, takes the request
+    // on the admitting thread instead of the queue.
+    let two = "instance_group [ { count: 2 kind: KIND_CPU } ]";
+    let dir = repo(&[
+        (
+            "pair/config.pbtxt",
+            config_with(&["inline", "one_not_ready"], two).as_str(),
+        ),
+        ("pair/1/", ""),
+    ]);
+    let backend = Arc::new(Whereabouts::default());
+    let server = serve(&dir, &backend, &["pair"]);
+    three_requests_execute_here(&server, &backend, "pair").await;
 }
 
 #[tokio::test]
