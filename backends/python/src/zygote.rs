@@ -122,7 +122,8 @@ impl Zygote {
             command.pre_exec(move || {
                 // The model processes run SCHED_OTHER even where the server's
                 // threads run SCHED_BATCH (`--batch-scheduling`): their
-                // wake-ups are the ones that should preempt.
+                // wake-ups are the ones that should preempt. Where the policy
+                // cannot be set, the process keeps the server's: not an error.
                 let param = libc::sched_param { sched_priority: 0 };
                 libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
                 if child_fd == 3 {

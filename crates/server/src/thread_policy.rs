@@ -28,19 +28,21 @@ pub fn use_batch_policy() -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The calling thread's scheduling policy.
+    fn policy() -> libc::c_int {
+        // SAFETY: a plain query; pid 0 names the calling thread.
+        unsafe { libc::sched_getscheduler(0) }
+    }
+
     #[test]
     fn threads_started_after_it_inherit_the_policy() {
-        let policy = std::thread::spawn(|| {
+        let inherited = std::thread::spawn(|| {
             use_batch_policy().unwrap();
-            std::thread::spawn(|| unsafe { libc::sched_getscheduler(0) })
-                .join()
-                .unwrap()
+            std::thread::spawn(policy).join().unwrap()
         })
         .join()
         .unwrap();
-        assert_eq!(policy, libc::SCHED_BATCH);
-        // SAFETY: a plain query of this (test) thread's policy.
-        let own = unsafe { libc::sched_getscheduler(0) };
-        assert_eq!(own, libc::SCHED_OTHER, "other threads keep theirs");
+        assert_eq!(inherited, libc::SCHED_BATCH);
+        assert_eq!(policy(), libc::SCHED_OTHER, "other threads keep theirs");
     }
 }
