@@ -75,10 +75,17 @@ impl Pump {
         let outcome = loop {
             match read_frame(&mut reader, &mut frame).and_then(|()| decode(&frame)) {
                 Ok(message) => {
-                    if let FromStub::ExecuteDone { responses, .. } = &message {
-                        reader.get_mut().set_polling(polls_after(responses.len()));
+                    let answered = match &message {
+                        FromStub::ExecuteDone { responses, .. } => Some(responses.len()),
+                        _ => None,
+                    };
+                    self.handle(message, &release);
+                    if let Some(responses) = answered {
+                        let executing = !self.inflight.lock().batches.is_empty();
+                        reader
+                            .get_mut()
+                            .set_polling(polls_after(responses, executing));
                     }
-                    self.handle(message, &release)
                 }
                 Err(e) => break e,
             }
@@ -356,13 +363,15 @@ impl Pump {
 }
 
 /// Whether the pump polls for the next frame after a batch that answered
-/// `responses` requests. A batch of several means requests queued: the
-/// CPUs are busy, polling would take a turn from a thread with work, and
-/// the next batch's answer is a whole execution away. A batch of one (or a
-/// decoupled model's, answered by `Send` frames) means a light load, where
-/// polling spares the stub the wake-up of a sleeping pump.
-fn polls_after(responses: usize) -> bool {
-    responses <= 1
+/// `responses` requests, `executing` telling whether the process holds
+/// another batch already. Either means requests queued: the CPUs are busy,
+/// polling would take turns from threads with work, and the next batch's
+/// answer is a whole execution away (with one request per batch, as without
+/// a dynamic batcher, only the batch already sent tells). A lone batch of one
+/// (or a decoupled model's, answered by `Send` frames) means a light load,
+/// where polling spares the stub the wake-up of a sleeping pump.
+fn polls_after(responses: usize, executing: bool) -> bool {
+    responses <= 1 && !executing
 }
 
 /// Reads one frame (the bytes after its length prefix) into `frame`.
@@ -396,4 +405,17 @@ fn respond(
         outputs,
         parameters,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::polls_after;
+
+    #[test]
+    fn polls_only_after_a_lone_batch_of_one() {
+        assert!(polls_after(1, false), "a lone request: a light load");
+        assert!(polls_after(0, false), "a decoupled model's batch");
+        assert!(!polls_after(1, true), "another batch already sent: requests queued");
+        assert!(!polls_after(3, false), "a batch of several: requests queued");
+    }
 }

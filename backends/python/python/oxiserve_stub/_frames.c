@@ -14,12 +14,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#define UINT8 2
 #define BYTES 13
 #define BF16 14
 #define NCODES 15
 
 /* What setup() is given: the pb_utils classes, numpy.ndarray, the wire dtypes. */
-static PyObject *tensor_type, *request_type, *ndarray_type;
+static PyObject *tensor_type, *request_type, *response_type, *ndarray_type;
 static PyObject *wire_np[NCODES];
 static Py_ssize_t itemsize[NCODES];
 
@@ -575,6 +576,62 @@ static void release_layout(Layout *l) {
     }
 }
 
+/* The plain responses of `pairs` ([(InferenceResponse, requested output names)]) laid
+ * out in l, counts[i] tensors for pair i; the outputs lists in tensors_of (*n_lists
+ * references the caller releases). 0, -2 when a response needs the Python path (an
+ * error, parameters, BYTES/BF16 or non-array outputs), -1 on an error. */
+static int lay_out_pairs(Layout *l, PyObject *pairs, int *counts, PyObject **tensors_of,
+                         int *n_lists) {
+    if (!PyList_Check(pairs)) {
+        value_error("pairs must be a list");
+        return -1;
+    }
+    Py_ssize_t n_pairs = PyList_Size(pairs);
+    if (n_pairs > MAX_PLAIN)
+        return -2;
+    for (Py_ssize_t i = 0; i < n_pairs; i++) {
+        PyObject *pair = PyList_GetItem(pairs, i);
+        if (pair == NULL || !PyTuple_Check(pair) || PyTuple_Size(pair) != 2)
+            return -2;
+        PyObject *resp = PyTuple_GetItem(pair, 0), *requested = PyTuple_GetItem(pair, 1);
+        PyObject *err = PyObject_GetAttr(resp, a_error);
+        PyObject *params = err ? PyObject_GetAttr(resp, a_params) : NULL;
+        PyObject *outputs = params ? PyObject_GetAttr(resp, a_outputs) : NULL;
+        if (outputs == NULL) {
+            Py_XDECREF(err);
+            Py_XDECREF(params);
+            return -1;
+        }
+        int plain_resp = err == Py_None && PyUnicode_Check(params) &&
+                         (PyUnicode_CompareWithASCIIString(params, "{}") == 0 ||
+                          PyUnicode_GetLength(params) == 0);
+        Py_DECREF(err);
+        Py_DECREF(params);
+        tensors_of[(*n_lists)++] = outputs;
+        if (!plain_resp)
+            return -2;
+        int filter = PyObject_IsTrue(requested);
+        if (filter < 0)
+            return -1;
+        int rc = counts[i] = lay_out(l, outputs, requested, filter);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Each response of the laid out pairs, its tensors in `block`, as
+ * response_frames.encode_responses appends them. */
+static int put_responses(Out *o, Layout *l, Py_ssize_t n_pairs, const int *counts,
+                         uint64_t block) {
+    static const uint8_t ok_head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (Py_ssize_t i = 0, from = 0; i < n_pairs; from += counts[i], i++)
+        if (put(o, ok_head, sizeof ok_head) < 0 || put_le(o, counts[i], 2) < 0 ||
+            put_tensors(o, l, (int)from, counts[i], block) < 0)
+            return -1;
+    return 0;
+}
+
 /* encode_responses(pairs, alloc, out_addr, out_size) -> bytes, or None when a response
  * needs the Python path (an error, parameters, BYTES/BF16 or non-array outputs).
  * pairs: [(InferenceResponse, requested output names)]. The bytes are `u64 block` and
@@ -586,69 +643,21 @@ static PyObject *encode_responses(PyObject *self, PyObject *args) {
     unsigned long long out_addr, out_size;
     if (!PyArg_ParseTuple(args, "OOKK", &pairs, &alloc, &out_addr, &out_size))
         return NULL;
-    if (!PyList_Check(pairs))
-        return value_error("pairs must be a list");
-    Py_ssize_t n_pairs = PyList_Size(pairs);
-    if (n_pairs > MAX_PLAIN)
-        Py_RETURN_NONE;
     Layout l;
     l.n = 0;
     l.size = 0;
-    int counts[MAX_PLAIN];
+    int counts[MAX_PLAIN], n_lists = 0;
     PyObject *result = NULL, *tensors_of[MAX_PLAIN];
-    int n_lists = 0, rc = 0;
     Out o = {NULL, 0, 0};
-    for (Py_ssize_t i = 0; i < n_pairs && rc >= 0; i++) {
-        PyObject *pair = PyList_GetItem(pairs, i);
-        if (pair == NULL || !PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
-            rc = -2;
-            break;
-        }
-        PyObject *resp = PyTuple_GetItem(pair, 0), *requested = PyTuple_GetItem(pair, 1);
-        PyObject *err = PyObject_GetAttr(resp, a_error);
-        PyObject *params = err ? PyObject_GetAttr(resp, a_params) : NULL;
-        PyObject *outputs = params ? PyObject_GetAttr(resp, a_outputs) : NULL;
-        if (outputs == NULL) {
-            Py_XDECREF(err);
-            Py_XDECREF(params);
-            goto error;
-        }
-        int plain_resp = err == Py_None && PyUnicode_Check(params) &&
-                         (PyUnicode_CompareWithASCIIString(params, "{}") == 0 ||
-                          PyUnicode_GetLength(params) == 0);
-        Py_DECREF(err);
-        Py_DECREF(params);
-        tensors_of[n_lists++] = outputs;
-        if (!plain_resp) {
-            rc = -2;
-            break;
-        }
-        int filter = PyObject_IsTrue(requested);
-        if (filter < 0)
-            goto error;
-        rc = counts[i] = lay_out(&l, outputs, requested, filter);
-        if (rc == -1)
-            goto error;
-    }
     uint64_t block;
-    if (rc != -2 && (rc = fill(&l, alloc, out_addr, out_size, &block)) == -1)
-        goto error;
-    if (rc == -2) {
+    int rc = lay_out_pairs(&l, pairs, counts, tensors_of, &n_lists);
+    if (rc == 0)
+        rc = fill(&l, alloc, out_addr, out_size, &block);
+    if (rc == -2)
         result = Py_NewRef(Py_None);
-        goto done;
-    }
-    static const uint8_t ok_head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (put_le(&o, block, 8) < 0)
-        goto error;
-    for (Py_ssize_t i = 0, from = 0; i < n_pairs; from += counts[i], i++)
-        if (put(&o, ok_head, sizeof ok_head) < 0 || put_le(&o, counts[i], 2) < 0 ||
-            put_tensors(&o, &l, (int)from, counts[i], block) < 0)
-            goto error;
-    result = PyBytes_FromStringAndSize(o.b, o.len);
-    goto done;
-error:
-    result = NULL;
-done:
+    else if (rc == 0 && put_le(&o, block, 8) == 0 &&
+             put_responses(&o, &l, PyList_Size(pairs), counts, block) == 0)
+        result = PyBytes_FromStringAndSize(o.b, o.len);
     release_layout(&l);
     for (int i = 0; i < n_lists; i++)
         Py_DECREF(tensors_of[i]);
@@ -692,17 +701,207 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ lanes */
+
+/* A lane frame (lane.py): the header, `u32 n`, the n bytes of `body`, then the layout's
+ * tensors at their offsets (the gaps zeroed); None when it would hold more than
+ * max_data bytes of tensors (the Python path sends it). */
+static PyObject *lane_frame(const Out *body, Layout *l, unsigned int kind,
+                            unsigned long long tag, Py_ssize_t max_data) {
+    if (l->size > max_data)
+        return Py_NewRef(Py_None);
+    Py_ssize_t total = 20 + body->len + l->size;
+    PyObject *frame = PyBytes_FromStringAndSize(NULL, total);
+    if (frame == NULL)
+        return NULL;
+    uint8_t *b = (uint8_t *)PyBytes_AsString(frame);
+    uint64_t head[3] = {(uint64_t)(total - 4), kind, tag};
+    int widths[3] = {4, 4, 8};
+    for (int i = 0, at = 0; i < 3; at += widths[i], i++)
+        for (int k = 0; k < widths[i]; k++)
+            b[at + k] = (uint8_t)(head[i] >> (8 * k));
+    for (int k = 0; k < 4; k++)
+        b[16 + k] = (uint8_t)((uint64_t)body->len >> (8 * k));
+    memcpy(b + 20, body->b, body->len);
+    uint8_t *data = b + 20 + body->len;
+    memset(data, 0, l->size);
+    for (int i = 0; i < l->n; i++)
+        memcpy(data + l->plains[i].rel, l->plains[i].view.buf, l->plains[i].view.len);
+    return frame;
+}
+
+static int put_str(Out *o, PyObject *s) {
+    Py_ssize_t k;
+    const char *text = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &k) : NULL;
+    if (text == NULL)
+        return PyErr_Occurred() ? -1 : -2;
+    return put_le(o, k, 4) < 0 || put(o, text, k) < 0 ? -1 : 0;
+}
+
+/* encode_call(request, kind) -> bytes, or None when the request needs the Python path
+ * (BYTES/BF16 or non-array inputs, an output name not a str): the
+ * lane call frame of an InferenceRequest that LaneCalls.shape accepted (no flags,
+ * correlation id, parameters or timeout), an Execute body of one request whose tensors
+ * follow it, as lane_calls.py writes it. */
+static PyObject *encode_call(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *request;
+    unsigned int kind;
+    if (!PyArg_ParseTuple(args, "OI", &request, &kind))
+        return NULL;
+    Layout l;
+    l.n = 0;
+    l.size = 0;
+    Out o = {NULL, 0, 0};
+    PyObject *result = NULL, *outputs = NULL, *request_id = NULL;
+    PyObject *inputs = PyObject_GetAttr(request, a_inputs);
+    if (inputs == NULL || (outputs = PyObject_GetAttr(request, a_outputs)) == NULL ||
+        (request_id = PyObject_GetAttr(request, a_request_id)) == NULL)
+        goto done;
+    /* block 0, one request; rid 0, no flags, no correlation id (kind 0, 0, "") */
+    static const uint8_t head[37] = {0, 0, 0, 0, 0, 0, 0, 0, 1};
+    static const uint8_t params[6] = {2, 0, 0, 0, '{', '}'};
+    static const uint8_t no_timeout[8] = {0};
+    int count = lay_out(&l, inputs, Py_None, 0), rc = count < 0 ? count : 0;
+    if (rc == 0 && !PyList_Check(outputs))
+        rc = -2;
+    if (rc == 0)
+        rc = put(&o, head, sizeof head);
+    if (rc == 0)
+        rc = put_str(&o, request_id);
+    if (rc == 0 && (put(&o, params, sizeof params) < 0 ||
+                    put(&o, no_timeout, sizeof no_timeout) < 0 || put_le(&o, count, 2) < 0 ||
+                    put_tensors(&o, &l, 0, count, 0) < 0 ||
+                    put_le(&o, PyList_Size(outputs), 2) < 0))
+        rc = -1;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_Size(outputs); i++)
+        rc = put_str(&o, PyList_GetItem(outputs, i));
+    if (rc == -2)
+        result = Py_NewRef(Py_None);
+    else if (rc == 0)
+        result = lane_frame(&o, &l, kind, 0, PY_SSIZE_T_MAX);
+done:
+    release_layout(&l);
+    Py_XDECREF(inputs);
+    Py_XDECREF(outputs);
+    Py_XDECREF(request_id);
+    PyMem_Free(o.b);
+    return result;
+}
+
+/* encode_answer(pairs, kind, tag, max_data) -> bytes, or None when a response needs the
+ * Python path (as for encode_responses, or more than max_data bytes of outputs): the
+ * lane answer frame of a call's plain responses, an ExecuteDone body whose tensors
+ * follow it (block 0: their offsets count from there), as the called process would
+ * answer the server with its outputs in arena_out. */
+static PyObject *encode_answer(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *pairs;
+    unsigned int kind;
+    unsigned long long tag;
+    Py_ssize_t max_data;
+    if (!PyArg_ParseTuple(args, "OIKn", &pairs, &kind, &tag, &max_data))
+        return NULL;
+    Layout l;
+    l.n = 0;
+    l.size = 0;
+    int counts[MAX_PLAIN], n_lists = 0;
+    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
+    Out o = {NULL, 0, 0};
+    static const uint8_t no_error[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+    int rc = lay_out_pairs(&l, pairs, counts, tensors_of, &n_lists);
+    if (rc == -2)
+        result = Py_NewRef(Py_None);
+    else if (rc == 0 && put(&o, no_error, sizeof no_error) == 0 &&
+             put_le(&o, PyList_Size(pairs), 4) == 0 && put_le(&o, 0, 8) == 0 &&
+             put_responses(&o, &l, PyList_Size(pairs), counts, 0) == 0)
+        result = lane_frame(&o, &l, kind, tag, max_data);
+    release_layout(&l);
+    for (int i = 0; i < n_lists; i++)
+        Py_DECREF(tensors_of[i]);
+    PyMem_Free(o.b);
+    return result;
+}
+
+/* decode_answer(body, data) -> InferenceResponse, or None when the answer needs the
+ * Python path (bls._lane_answer: an error, parameters, responses sent apart, anything
+ * malformed): the one response of a lane's ExecuteDone answer `body`, its tensors
+ * viewing a uint8 array over the answer's `data`. */
+static PyObject *decode_answer(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *body, *data;
+    if (!PyArg_ParseTuple(args, "OO", &body, &data))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Reader r = {view.buf, view.len, 0};
+    PyObject *base = NULL, *tensors = NULL, *resp = NULL;
+    /* no error, no message, one response; its block; no error, no message */
+    static const uint8_t head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 1, 0, 0, 0};
+    static const uint8_t ok[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+    if (r.len < 34 || memcmp(r.b, head, 12) != 0 || memcmp(r.b + 20, ok, 8) != 0)
+        goto python;
+    uint64_t block = le(r.b + 12, 8), k = le(r.b + 28, 4);
+    if (!(k == 0 || (k == 2 && r.b[32] == '{' && r.b[33] == '}')))
+        goto python; /* parameters (the Python path writes them as the server does) */
+    r.p = 32 + (Py_ssize_t)k;
+    if (need(&r, 2) < 0) {
+        PyErr_Clear();
+        goto python;
+    }
+    Py_ssize_t n = (Py_ssize_t)le(r.b + r.p, 2);
+    r.p += 2;
+    Py_ssize_t base_len = PyObject_Length(data);
+    if (base_len < 0)
+        goto done;
+    if (base_len == 0)
+        base = Py_NewRef(Py_None);
+    else if ((base = PyObject_CallFunction(ndarray_type, "(n)OO", base_len, wire_np[UINT8],
+                                           data)) == NULL)
+        goto done;
+    if ((tensors = PyList_New(n)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = decode_tensor(&r, base, base_len, block);
+        if (t == NULL) {
+            PyErr_Clear();
+            goto python;
+        }
+        if (PyList_SetItem(tensors, i, t) < 0)
+            goto done;
+    }
+    if (r.p != r.len)
+        goto python;
+    resp = new_object(response_type);
+    if (resp == NULL || PyObject_SetAttr(resp, a_outputs, tensors) < 0 ||
+        PyObject_SetAttr(resp, a_error, Py_None) < 0 ||
+        PyObject_SetAttr(resp, a_params, braces_str) < 0 ||
+        PyObject_SetAttr(resp, a_block, Py_None) < 0)
+        Py_CLEAR(resp);
+    goto done;
+python:
+    resp = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(tensors);
+    Py_XDECREF(base);
+    PyBuffer_Release(&view);
+    return resp;
+}
+
 /* ------------------------------------------------------------------ setup */
 
-/* setup(Tensor, InferenceRequest, numpy.ndarray, wire dtypes by code (None: unused)) */
+/* setup(Tensor, InferenceRequest, InferenceResponse, numpy.ndarray, wire dtypes by code
+ * (None: unused)) */
 static PyObject *setup(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *tensor, *request, *ndarray, *dtypes;
-    if (!PyArg_ParseTuple(args, "OOOO", &tensor, &request, &ndarray, &dtypes))
+    PyObject *tensor, *request, *response, *ndarray, *dtypes;
+    if (!PyArg_ParseTuple(args, "OOOOO", &tensor, &request, &response, &ndarray, &dtypes))
         return NULL;
-    if (!PyType_Check(tensor) || !PyType_Check(request) || !PyType_Check(ndarray) ||
-        !PyTuple_Check(dtypes) || PyTuple_Size(dtypes) != NCODES)
-        return value_error("setup(Tensor, InferenceRequest, ndarray, 15 dtypes)");
+    if (!PyType_Check(tensor) || !PyType_Check(request) || !PyType_Check(response) ||
+        !PyType_Check(ndarray) || !PyTuple_Check(dtypes) || PyTuple_Size(dtypes) != NCODES)
+        return value_error(
+            "setup(Tensor, InferenceRequest, InferenceResponse, ndarray, 15 dtypes)");
     for (int i = 0; i < NCODES; i++) {
         PyObject *d = PyTuple_GetItem(dtypes, i);
         Py_CLEAR(wire_np[i]);
@@ -720,9 +919,11 @@ static PyObject *setup(PyObject *self, PyObject *args) {
     }
     Py_XDECREF(tensor_type);
     Py_XDECREF(request_type);
+    Py_XDECREF(response_type);
     Py_XDECREF(ndarray_type);
     tensor_type = Py_NewRef(tensor);
     request_type = Py_NewRef(request);
+    response_type = Py_NewRef(response);
     ndarray_type = Py_NewRef(ndarray);
     Py_RETURN_NONE;
 }
@@ -737,6 +938,12 @@ static PyMethodDef methods[] = {
      "ExecuteDone's block and responses for plain responses, else None."},
     {"encode_tensors", encode_tensors, METH_VARARGS,
      "A BLS request's block and tensor descriptors for plain tensors, else None."},
+    {"encode_call", encode_call, METH_VARARGS,
+     "A lane call frame for a request of plain tensors, else None."},
+    {"encode_answer", encode_answer, METH_VARARGS,
+     "A lane answer frame for plain responses, else None."},
+    {"decode_answer", decode_answer, METH_VARARGS,
+     "The response of a lane's plain answer, else None."},
     {NULL, NULL, 0, NULL},
 };
 

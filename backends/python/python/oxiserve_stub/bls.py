@@ -220,6 +220,10 @@ def _lane_exec(ctx, lanes, request):
 def _lane_answer(kind, body, data):
     """(final, InferenceResponse or None) of an answer frame on a lane: the ExecuteDone
     or Send body the called process made, its tensors viewing `data` (lane.py)."""
+    if kind == P.EXECUTE_DONE and FRAMES is not None:
+        resp = FRAMES.decode_answer(body, data)
+        if resp is not None:  # None: an answer the code below must decode
+            return True, resp
     if kind == P.EXECUTE_DONE:
         code = _U32(body, 0)[0]
         p = 8 + _U32(body, 4)[0]

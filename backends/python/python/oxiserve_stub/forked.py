@@ -27,6 +27,7 @@ def install(ctx, attach_fd, decode_bls_response):
     def in_child():
         ctx._conn.abandon()
         ctx.bind(_Lazy(ctx, attach, decode_bls_response))
+        ctx.lanes.forked()
 
     os.register_at_fork(after_in_child=in_child)
 

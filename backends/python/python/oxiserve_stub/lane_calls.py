@@ -11,6 +11,7 @@ import time
 
 from . import protocol as P
 from .arena_io import wire_source
+from .compiled import FRAMES
 from .lane import lane_frame, send_all
 
 MAX_CALL_BYTES = 1 << 20  # larger inputs go through the server's arenas
@@ -44,11 +45,18 @@ class LaneCalls:
     def __init__(self, spin):
         """spin(): seconds to poll for an answer before sleeping (the instance's
         idle-spin setting)."""
-        self.pid = os.getpid()
         self.spin = spin
         self.shapes = {}  # call shape -> (path, instance)
         self.lanes = {}  # path -> _Lane
         self.lock = threading.Lock()
+        self.direct = True  # False in a process the model forked: it calls the server
+
+    def forked(self):
+        """This process was forked from the instance's (forked.py): it calls through the
+        server, and the lanes stay its parent's."""
+        self.direct = False
+        self.shapes = {}
+        self.lanes = {}
 
     @staticmethod
     def shape(request):
@@ -78,7 +86,7 @@ class LaneCalls:
 
     def offered(self, shape, path, instance):
         """The server offered the lane at `path` for calls shaped as `shape`."""
-        if os.getpid() != self.pid:
+        if not self.direct:
             return
         with self.lock:
             if len(self.shapes) >= MAX_SHAPES:
@@ -89,7 +97,7 @@ class LaneCalls:
         """The lane for a call of this shape, connected on first use and held for this
         call; None when there is none (or it is busy: the call goes through the
         server)."""
-        if shape is None or os.getpid() != self.pid:
+        if shape is None or not self.direct:
             return None
         found = self.shapes.get(shape)
         if found is None:
@@ -195,7 +203,11 @@ class LaneCalls:
 
 def _encode_call(request):
     """A lane call frame for `request`: an Execute body of one request (as the server
-    writes one) whose tensors follow it."""
+    writes one) whose tensors follow it, each at a multiple of 64 bytes."""
+    if FRAMES is not None:
+        frame = FRAMES.encode_call(request, P.EXECUTE)
+        if frame is not None:  # None: a tensor the code below must encode
+            return frame
     descriptors = []
     data = []
     offset = 0
@@ -208,7 +220,7 @@ def _encode_call(request):
             src = src.data.cast("B") if nbytes else b""
         descriptors.append((t._name, t._dtype, dims, offset, nbytes))
         data.append(src)
-        pad = -nbytes % 64
+        pad = -nbytes % 64 or (64 if nbytes == 0 else 0)
         if pad:
             data.append(_PAD[:pad])
         offset += nbytes + pad

@@ -11,10 +11,12 @@ import threading
 import numpy as np
 
 from . import protocol as P
+from .compiled import FRAMES
 from .lane import lane_frame, send_all
 
 LANE_CALL = 1000  # the main thread's queue kind of a call that came in through the lane
 STATS_BATCH = 64  # lane executions reported in one LaneExecuted frame at most
+MAX_INLINE = 1 << 20  # larger answers are written to arena_out first (answer)
 
 _U32 = P.U32.unpack_from
 _U64 = P.U64.unpack_from
@@ -30,6 +32,15 @@ class _Peer:
         self.sock = sock
         self.buf = bytearray()
         self.lock = threading.Lock()  # answers may come from a response sender's thread
+
+
+class LaneAnswer:
+    """A call's answer framed for the lane already (plain responses, encoded in C)."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        self.frame = frame
 
 
 class LaneServer:
@@ -129,9 +140,25 @@ class LaneServer:
         self.calls[rid] = (peer, tag)
         return requests
 
+    @staticmethod
+    def encoded(tag, pairs):
+        """The LaneAnswer of a call's plain responses (pairs: [(InferenceResponse,
+        requested output names)]), their outputs copied once, into the frame; None when
+        they need an ExecuteDone frame (as to the server: `answer` forwards it)."""
+        if FRAMES is None:
+            return None
+        frame = FRAMES.encode_answer(pairs, P.EXECUTE_DONE, tag, MAX_INLINE)
+        return None if frame is None else LaneAnswer(frame)
+
     def answer(self, rid, frame):
-        """Forwards the ExecuteDone or Send frame (as built for the server) that answers
-        request rid; returns True when it says the execution failed."""
+        """Forwards the LaneAnswer, or the ExecuteDone or Send frame (as built for the
+        server), that answers request rid; returns True when it says the execution
+        failed."""
+        if frame.__class__ is LaneAnswer:
+            entry = self.calls.pop(rid, None)
+            if entry is not None:
+                self._send(entry[0], frame.frame)
+            return False
         kind = _U32(frame, 4)[0]
         if kind == P.EXECUTE_DONE:
             code = _U32(frame, 16)[0]
@@ -155,17 +182,20 @@ class LaneServer:
         try:
             if entry is not None:
                 peer, tag = entry
-                message = lane_frame(kind, tag, memoryview(frame)[16:], data)
-                with peer.lock:
-                    try:
-                        send_all(peer.sock, message)
-                    except OSError:
-                        pass  # the caller is gone; so is its wait
+                self._send(peer, lane_frame(kind, tag, memoryview(frame)[16:], data))
         finally:
             data = ()
             if block != P.NO_BLOCK:
                 self.conn.alloc.free(block)
         return failed
+
+    @staticmethod
+    def _send(peer, message):
+        with peer.lock:
+            try:
+                send_all(peer.sock, message)
+            except OSError:
+                pass  # the caller is gone; so is its wait
 
     def executed(self, ns, failed):
         """Notes one lane execution for the statistics; reported by `report`."""

@@ -1,7 +1,9 @@
 """The compiled hot path (_frames.c) against its Python equivalent: the same Execute
 frames give the same requests and the same BlsResponse frames the same responses (or both
 fail), the same responses (and BLS request inputs) give the same ExecuteDone bytes (and
-descriptors) and arena_out contents (or the C side hands over to Python)."""
+descriptors) and arena_out contents, the same BLS requests the same lane call frames, and
+a lane answer encoded in C the same responses as one forwarded from arena_out (or the C
+side hands over to Python)."""
 
 import ctypes
 import importlib.machinery
@@ -16,10 +18,12 @@ import sys
 import sysconfig
 import types
 
+import socket
+
 import numpy as np
 import pytest
 
-from oxiserve_stub import bls, compiled, execute_frame, response_frames
+from oxiserve_stub import bls, compiled, execute_frame, lane_calls, lane_server, response_frames
 from oxiserve_stub import protocol as P
 from oxiserve_stub.arena import Allocator
 from oxiserve_stub.errors import TritonError
@@ -394,6 +398,130 @@ def test_bls_inputs_when_the_arena_is_full(frames, monkeypatch):
             _encode_bls_inputs(monkeypatch, impl, inputs, fail=True)
 
 
+# ------------------------------------------------------------------ lane frames
+
+def _lane_call(monkeypatch, impl, request):
+    monkeypatch.setattr(lane_calls, "FRAMES", impl)
+    return lane_calls._encode_call(request)
+
+
+def _call_of(inputs):
+    return InferenceRequest(model_name="m", inputs=inputs, request_id="id-é",
+                            requested_output_names=["OUTPUT1", "Ü"])
+
+
+@pytest.mark.parametrize("case", list(_tensor_sets()))
+def test_lane_call_agrees_with_python(frames, monkeypatch, case):
+    """The same frame, whether C encodes the call or hands it to Python, and the called
+    side decodes it to the inputs sent."""
+    for inputs in _tensor_sets()[case]:
+        request = _call_of(inputs)
+        got = _lane_call(monkeypatch, frames, request)
+        assert got == _lane_call(monkeypatch, None, request)
+        plain = all(t._np is not None and t._np.dtype != np.object_
+                    and t._np.flags.c_contiguous for t in inputs)
+        assert (frames.encode_call(request, P.EXECUTE) is not None) == plain
+        ln, kind, tag = P.HDR.unpack_from(got)
+        assert (ln, kind, tag) == (len(got) - 4, P.EXECUTE, 0)
+        n = struct.unpack_from("<I", got, 16)[0]
+        data = np.frombuffer(got, np.uint8)[20 + n:]
+        (decoded,), end = execute_frame.py_decode_requests(
+            got[20:20 + n], 12, 1, data, len(data), 0, None, "m")
+        assert end == n
+        assert (decoded._request_id, decoded._outputs) == ("id-é", ["OUTPUT1", "Ü"])
+        sent = [[v.encode() if isinstance(v, str) else v for v in t.as_numpy().flat]
+                for t in inputs]  # BYTES elements arrive as bytes
+        assert [(t.name(), t.as_numpy().shape, list(t.as_numpy().flat))
+                for t in decoded.inputs()] == [
+            (t.name(), t.as_numpy().shape, values) for t, values in zip(inputs, sent)]
+
+
+def _lane_peer():
+    """A LaneServer without a listener, answering call rid 7 to one end of a socket pair
+    (returned), its outputs written to arena_out as to the server."""
+    server = lane_server.LaneServer.__new__(lane_server.LaneServer)
+    server.conn = OutConn()
+    server.conn.out_mv = memoryview(server.conn.out_mm)
+    mine, theirs = socket.socketpair()
+    server.calls = {7: (lane_server._Peer(mine), 5)}
+    return server, theirs
+
+
+def _answered(server, theirs, frame, frames, monkeypatch):
+    """The responses the caller decodes from the answer `frame` forwarded by `server`,
+    the same whether C decodes it or Python."""
+    assert server.answer(7, frame) is False
+    lane = lane_calls._Lane(theirs, "path", "instance")
+    kind, body, data = lane_calls.LaneCalls(lambda: 0.0)._read(lane)
+    assert not server.calls
+    decoded = []
+    for impl in (frames, None):
+        monkeypatch.setattr(bls, "FRAMES", impl)
+        final, resp = bls._lane_answer(kind, body, data)
+        assert final and (resp._error, resp._params, resp._block) == (None, "{}", None)
+        decoded.append([(t.name(), t._dtype, t._dims, t.as_numpy().dtype.str,
+                         t.as_numpy().tolist()) for t in resp.output_tensors()])
+    assert decoded[0] == decoded[1]
+    return decoded[0]
+
+
+@pytest.mark.parametrize("case", list(_tensor_sets()))
+def test_lane_answer_agrees_with_the_arena_path(frames, monkeypatch, case):
+    """A call's responses give the caller the same outputs whether C frames them for the
+    lane or they go through arena_out as an ExecuteDone frame (the Python path)."""
+    monkeypatch.setattr(lane_server, "FRAMES", frames)
+    for outputs in _tensor_sets()[case]:
+        pairs = [(InferenceResponse(outputs), ["OUTPUT1", "s", "B", "P", "big"])]
+        answer = lane_server.LaneServer.encoded(5, pairs)
+        plain = all(t._np is not None and t._np.dtype != np.object_
+                    and t._np.flags.c_contiguous for t in outputs)
+        assert (answer is not None) == plain
+        server, theirs = _lane_peer()
+        out = [b"\xff\xff\xff\xff\x00\x00\x00\x00", P.U32.pack(1)]
+        response_frames.encode_responses(server.conn, pairs, out)
+        want = _answered(server, theirs, P.frame(P.EXECUTE_DONE, 5, out), frames, monkeypatch)
+        if answer is not None:
+            server, theirs = _lane_peer()
+            assert _answered(server, theirs, answer, frames, monkeypatch) == want
+
+
+def test_lane_answer_hands_over_what_it_does_not_encode(frames):
+    f32 = np.ones(4, np.float32)
+    for pairs, limit in (
+        ([(InferenceResponse([Tensor("A", f32)], error=TritonError("bad")), [])], 1 << 20),
+        ([(InferenceResponse([Tensor("A", f32)], parameters={"p": 1}), [])], 1 << 20),
+        ([(InferenceResponse([Tensor("B", np.array([b"b"], dtype=object))]), [])], 1 << 20),
+        ([(InferenceResponse([Tensor("A", f32)]), [])], 63),  # more than max_data
+    ):
+        assert frames.encode_answer(pairs, P.EXECUTE_DONE, 0, limit) is None
+    assert frames.encode_answer([(InferenceResponse([Tensor("A", f32)]), [])],
+                                P.EXECUTE_DONE, 0, 64) is not None
+
+
+def test_lane_answer_decoding_hands_over_what_it_does_not_decode(frames):
+    """Errors, parameters, responses sent apart and malformed answers: None from C (the
+    Python path answers, or raises its error)."""
+    f32 = np.ones(4, np.float32)
+    plain = frames.encode_answer([(InferenceResponse([Tensor("A", f32)]), [])],
+                                 P.EXECUTE_DONE, 0, 1 << 20)
+    n = struct.unpack_from("<I", plain, 16)[0]
+    body, data = plain[20:20 + n], plain[20 + n:]
+    assert frames.decode_answer(body, data).output_tensors()[0].as_numpy().tolist() == [1] * 4
+    failed = P.frame(P.EXECUTE_DONE, 0, [P.U32.pack(3), P.U32.pack(3), b"bad", P.U32.pack(0)])
+    sent_apart = P.frame(P.EXECUTE_DONE, 0, [b"\xff\xff\xff\xff\0\0\0\0", P.U32.pack(0),
+                                             P.U64.pack(P.NO_BLOCK)])
+    with_params = bytearray(body)
+    with_params[28:32] = P.U32.pack(2)
+    with_params[32:32] = b"{}"
+    assert frames.decode_answer(bytes(with_params), data) is not None  # "{}": none
+    with_params[32:34] = b"[]"
+    for other in (failed[16:], sent_apart[16:], bytes(with_params), body[:-1],
+                  body + b"\0", body[:34], body):
+        if other is body:
+            other, data = body, data[:8]  # the tensor past the end of its data
+        assert frames.decode_answer(other, data) is None
+
+
 def test_encode_rejects_a_block_outside_the_arena(frames):
     pairs = [(InferenceResponse([Tensor("A", np.ones(4, np.float32))]), [])]
     with pytest.raises(ValueError, match="out of range"):
@@ -426,7 +554,8 @@ def test_no_reference_leaks(frames):
     plain = InferenceResponse([tensor])
     failed = InferenceResponse([tensor], error=TritonError("bad"))
     requested = ["A"]
-    watched = [owner, base, model, f32, tensor, plain, failed, requested]
+    call = InferenceRequest(model_name="m", inputs=[tensor], requested_output_names=["A"])
+    watched = [owner, base, model, f32, tensor, plain, failed, requested, call]
     before = [sys.getrefcount(x) for x in watched]
     conn = OutConn()
     for _ in range(50):
@@ -444,4 +573,10 @@ def test_no_reference_leaks(frames):
         block, _ = frames.encode_tensors([tensor], conn.alloc_block, conn.out_addr,
                                          conn.out_size)
         conn.alloc.free(block)
+        frames.encode_call(call, P.EXECUTE)
+        answer = frames.encode_answer([(plain, requested)], P.EXECUTE_DONE, 0, 1 << 20)
+        n = struct.unpack_from("<I", answer, 16)[0]
+        assert frames.decode_answer(answer[20:20 + n], answer[20 + n:]) is not None
+        assert frames.decode_answer(answer[20:20 + n], b"") is None
+        assert frames.encode_answer([(failed, [])], P.EXECUTE_DONE, 0, 1 << 20) is None
     assert [sys.getrefcount(x) for x in watched] == before
