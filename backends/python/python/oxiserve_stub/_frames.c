@@ -1,18 +1,24 @@
 /* The stub's hot path in C: an Execute frame's requests (and a BlsResponse's tensors)
  * decoded into pb_utils objects, and the plain responses of a batch encoded for
- * ExecuteDone (and a BLS request's tensors), outputs copied into arena_out. Python's
- * execute_frame.py, response_frames.py and bls.py hold the same logic and are used when
+ * ExecuteDone (and a BLS request's tensors), outputs copied into arena_out; a lane's
+ * call and answer frames (lane.py) encoded and decoded. Python's execute_frame.py,
+ * response_frames.py, bls.py and lane_calls.py hold the same logic and are used when
  * this module is missing; tests/test_frames.py checks that both agree.
  *
  * Built against the stable ABI of Python 3.11 (`_frames.abi3.so`), so one build loads
  * in every interpreter from 3.11 on; numpy is used only through Python calls and the
- * buffer protocol, so any numpy version works. */
+ * buffer protocol, so any numpy version works. A lane's caller also waits for its answer
+ * here (recv_polling), without the GIL. */
 
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #define UINT8 2
 #define BYTES 13
@@ -889,6 +895,74 @@ done:
     return resp;
 }
 
+/* ------------------------------------------------------------------ waiting */
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* recv_polling(fd, buffer, got, want, spin) -> the bytes in buffer now: reads socket fd
+ * into buffer[got:] until at least `want` bytes are there (never past the buffer's end),
+ * polling (MSG_DONTWAIT, the CPU yielded between tries) for `spin` seconds before it
+ * sleeps in recv, without the GIL. Fewer than `want` when the socket closed first;
+ * OSError on an error. lane_calls.py's Python loop does the same. */
+static PyObject *recv_polling(PyObject *self, PyObject *args) {
+    (void)self;
+    int fd;
+    PyObject *buffer;
+    Py_ssize_t got, want;
+    double spin;
+    if (!PyArg_ParseTuple(args, "iOnnd", &fd, &buffer, &got, &want, &spin))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer, &view, PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (got < 0 || want > view.len || got > view.len) {
+        PyBuffer_Release(&view);
+        return value_error("recv_polling: got or want outside the buffer");
+    }
+    char *b = view.buf;
+    double spin_end = 0;
+    int err = 0, polling = spin > 0;
+    while (got < want && !err) {
+        ssize_t n;
+        Py_BEGIN_ALLOW_THREADS
+        for (;;) {
+            n = recv(fd, b + got, (size_t)(view.len - got), polling ? MSG_DONTWAIT : 0);
+            if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                break;
+            if (spin_end == 0)
+                spin_end = now() + spin;
+            else if (now() >= spin_end)
+                polling = 0; /* sleep in the next recv */
+            if (polling)
+                sched_yield();
+        }
+        if (n < 0)
+            err = errno;
+        Py_END_ALLOW_THREADS
+        if (n == 0)
+            break; /* closed */
+        if (n > 0)
+            got += n;
+        else if (err == EINTR) {
+            err = 0;
+            if (PyErr_CheckSignals() < 0) {
+                PyBuffer_Release(&view);
+                return NULL;
+            }
+        }
+    }
+    PyBuffer_Release(&view);
+    if (err) {
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyLong_FromSsize_t(got);
+}
+
 /* ------------------------------------------------------------------ setup */
 
 /* setup(Tensor, InferenceRequest, InferenceResponse, numpy.ndarray, wire dtypes by code
@@ -944,6 +1018,8 @@ static PyMethodDef methods[] = {
      "A lane answer frame for plain responses, else None."},
     {"decode_answer", decode_answer, METH_VARARGS,
      "The response of a lane's plain answer, else None."},
+    {"recv_polling", recv_polling, METH_VARARGS,
+     "Reads a socket until enough bytes are there, polling before it sleeps."},
     {NULL, NULL, 0, NULL},
 };
 

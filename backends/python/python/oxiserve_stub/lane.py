@@ -26,8 +26,3 @@ def lane_frame(kind, tag, body, data=()):
     parts.extend(data)
     return P.frame(kind, tag, parts)
 
-
-def send_all(sock, data):
-    view = memoryview(data)
-    while view:
-        view = view[sock.send(view):]

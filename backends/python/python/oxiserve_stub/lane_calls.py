@@ -12,7 +12,7 @@ import time
 from . import protocol as P
 from .arena_io import wire_source
 from .compiled import FRAMES
-from .lane import lane_frame, send_all
+from .lane import lane_frame
 
 MAX_CALL_BYTES = 1 << 20  # larger inputs go through the server's arenas
 MAX_SHAPES = 1024  # call shapes remembered per process
@@ -136,7 +136,7 @@ class LaneCalls:
                 return None
             sock = lane.sock
             try:
-                send_all(sock, message)
+                sock.sendall(message)
             except OSError:
                 with self.lock:
                     self._forget(lane.path)
@@ -179,6 +179,14 @@ class LaneCalls:
     def _recv(self, sock, view, got, want):
         """Reads into view[got:] until at least `want` bytes are there (no more than the
         view holds); polls for the spin time before sleeping. Returns the bytes there."""
+        if FRAMES is not None:  # the same loop in C, without the GIL
+            try:
+                got = FRAMES.recv_polling(sock.fileno(), view, got, want, self.spin())
+            except OSError as e:
+                raise LaneError(str(e))
+            if got < want:
+                raise LaneError("the lane closed")
+            return got
         spin_end = None
         while got < want:
             try:

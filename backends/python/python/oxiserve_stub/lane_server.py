@@ -12,7 +12,7 @@ import numpy as np
 
 from . import protocol as P
 from .compiled import FRAMES
-from .lane import lane_frame, send_all
+from .lane import lane_frame
 
 LANE_CALL = 1000  # the main thread's queue kind of a call that came in through the lane
 STATS_BATCH = 64  # lane executions reported in one LaneExecuted frame at most
@@ -193,7 +193,7 @@ class LaneServer:
     def _send(peer, message):
         with peer.lock:
             try:
-                send_all(peer.sock, message)
+                peer.sock.sendall(message)
             except OSError:
                 pass  # the caller is gone; so is its wait
 

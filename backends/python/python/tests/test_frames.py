@@ -19,6 +19,8 @@ import sysconfig
 import types
 
 import socket
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -520,6 +522,47 @@ def test_lane_answer_decoding_hands_over_what_it_does_not_decode(frames):
         if other is body:
             other, data = body, data[:8]  # the tensor past the end of its data
         assert frames.decode_answer(other, data) is None
+
+
+@pytest.mark.parametrize("spin", [0.0, 0.05])
+def test_lane_reads_wait_without_the_gil(frames, monkeypatch, spin):
+    """A caller's read of its answer, C and Python alike: whole frames from several
+    writes, another thread (here the writer, which needs the GIL) running meanwhile,
+    polling or sleeping at once; a closed lane is a LaneError."""
+    for impl in (frames, None):
+        monkeypatch.setattr(lane_calls, "FRAMES", impl)
+        mine, theirs = socket.socketpair()
+        frame = P.frame(P.EXECUTE_DONE, 3, [P.U32.pack(4), b"body", b"data" * 3000])
+
+        def write():
+            for part in (frame[:10], frame[10:5000], frame[5000:]):
+                time.sleep(0.02)
+                theirs.sendall(part)
+            time.sleep(0.02)
+            theirs.close()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        calls = lane_calls.LaneCalls(lambda: spin)
+        lane = lane_calls._Lane(mine, "path", "instance")
+        kind, body, data = calls._read(lane)
+        assert (kind, bytes(body), bytes(data)) == (P.EXECUTE_DONE, b"body", b"data" * 3000)
+        with pytest.raises(lane_calls.LaneError, match="closed"):
+            calls._read(lane)
+        writer.join()
+        mine.close()
+
+
+def test_lane_reads_check_their_bounds(frames):
+    mine, theirs = socket.socketpair()
+    with pytest.raises(ValueError, match="outside the buffer"):
+        frames.recv_polling(mine.fileno(), bytearray(8), 0, 9, 0.0)
+    with pytest.raises(BufferError):
+        frames.recv_polling(mine.fileno(), b"read-only", 0, 4, 0.0)
+    with pytest.raises(OSError):
+        frames.recv_polling(-1, bytearray(8), 0, 4, 0.0)
+    mine.close()
+    theirs.close()
 
 
 def test_encode_rejects_a_block_outside_the_arena(frames):
