@@ -415,7 +415,13 @@ mod tests {
     fn polls_only_after_a_lone_batch_of_one() {
         assert!(polls_after(1, false), "a lone request: a light load");
         assert!(polls_after(0, false), "a decoupled model's batch");
-        assert!(!polls_after(1, true), "another batch already sent: requests queued");
-        assert!(!polls_after(3, false), "a batch of several: requests queued");
+        assert!(
+            !polls_after(1, true),
+            "another batch already sent: requests queued"
+        );
+        assert!(
+            !polls_after(3, false),
+            "a batch of several: requests queued"
+        );
     }
 }
