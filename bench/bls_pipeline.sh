@@ -62,6 +62,7 @@ WORK=$(mktemp -d -t bls-pipeline-bench.XXXXXX)
 trap 'stop_servers; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
+TREE=$(tree_version) # before this run rewrites its results file
 
 # --- models: $WORK/repo-<target>/{add_sub,ens_add_sub2,bls_add_sub2}, the same files ---------
 write_models() { # DIR; the pipelines' configs are add_sub's with another name (and platform)
@@ -235,7 +236,7 @@ mkdir -p "$(dirname "$RESULTS")"
   echo "- Machine: $(machine_line); servers, their Python processes and oxiserve-perf share the CPUs, nothing pinned"
   echo "- Load: oxiserve-perf (crates/perf), $RUNS runs of one $DURATION window per point after a $WARMUP warm-up window per model at $max_conns connections; C keep-alive connections with one request in flight each; the same request values for every model, encoded once; both servers up at once, each point's runs alternating between them"
   echo "- At 1 connection, latency depends on whether the scheduler puts the load generator and the server on the same CPU (see bench/README.md): compare runs in *All runs*"
-  echo "- Versions: oxiserve $(tree_version) (\`target/release/oxiserve\`, built $(date -u -r target/release/oxiserve '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
+  echo "- Versions: oxiserve $TREE (\`target/release/oxiserve\`, built $(date -u -r target/release/oxiserve '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')), Triton ${VERSION[triton]:-?} (from nvidia-pytriton 0.7.0, Python backend)"
   echo "- Python: Triton's stubs run $(pyver "$HOME/.cache/real-triton/venv/bin/python3") (\`~/.cache/real-triton/venv\`); oxiserve's default interpreter here is \`.venv/bin/python3\`: $(pyver .venv/bin/python3)${OXISERVE_ARGS:+ (OXISERVE_ARGS may pick another)}"
   echo "- Efficiency: req/s x Python executions per request (add_sub 1, ensemble 2, BLS 3: the BLS model and its 2 calls) / add_sub's own req/s, same target and connections; 1.00 = a pipeline's executions cost what add_sub's requests do. It speaks of throughput at $max_conns connections, where the models are kept busy; at 1 connection it compares latencies"
   echo
