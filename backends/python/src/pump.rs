@@ -75,17 +75,14 @@ impl Pump {
         let outcome = loop {
             match read_frame(&mut reader, &mut frame).and_then(|()| decode(&frame)) {
                 Ok(message) => {
-                    let answered = match &message {
-                        FromStub::ExecuteDone { responses, .. } => Some(responses.len()),
-                        _ => None,
-                    };
-                    self.handle(message, &release);
-                    if let Some(responses) = answered {
-                        let executing = !self.inflight.lock().batches.is_empty();
+                    if let FromStub::ExecuteDone { responses, .. } = &message {
+                        // This batch still counts among the executing ones.
+                        let another = self.inflight.lock().batches.len() > 1;
                         reader
                             .get_mut()
-                            .set_polling(polls_after(responses, executing));
+                            .set_polling(polls_after(responses.len(), another));
                     }
+                    self.handle(message, &release)
                 }
                 Err(e) => break e,
             }
@@ -363,15 +360,17 @@ impl Pump {
 }
 
 /// Whether the pump polls for the next frame after a batch that answered
-/// `responses` requests, `executing` telling whether the process holds
-/// another batch already. Either means requests queued: the CPUs are busy,
-/// polling would take turns from threads with work, and the next batch's
-/// answer is a whole execution away (with one request per batch, as without
-/// a dynamic batcher, only the batch already sent tells). A lone batch of one
-/// (or a decoupled model's, answered by `Send` frames) means a light load,
-/// where polling spares the stub the wake-up of a sleeping pump.
-fn polls_after(responses: usize, executing: bool) -> bool {
-    responses <= 1 && !executing
+/// `responses` requests, `another` telling whether the process held another
+/// batch already. Either means requests queued: the CPUs are busy, polling
+/// would take turns from threads with work, and the next batch's answer is
+/// a whole execution away (with one request per batch, as without a dynamic
+/// batcher, only the batch already sent tells). A lone batch of one (or a
+/// decoupled model's, answered by `Send` frames) means a light load, where
+/// polling spares the stub the wake-up of a sleeping pump, also for the
+/// batch its answer leads to (an ensemble's next step, sent to this process
+/// while the pump handles the answer).
+fn polls_after(responses: usize, another: bool) -> bool {
+    responses <= 1 && !another
 }
 
 /// Reads one frame (the bytes after its length prefix) into `frame`.
