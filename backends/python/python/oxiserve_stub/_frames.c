@@ -582,12 +582,22 @@ static void release_layout(Layout *l) {
     }
 }
 
-/* The plain responses of `pairs` ([(InferenceResponse, requested output names)]) laid
- * out in l, counts[i] tensors for pair i; the outputs lists in tensors_of (*n_lists
- * references the caller releases). 0, -2 when a response needs the Python path (an
- * error, parameters, BYTES/BF16 or non-array outputs), -1 on an error. */
-static int lay_out_pairs(Layout *l, PyObject *pairs, int *counts, PyObject **tensors_of,
-                         int *n_lists) {
+/* The plain responses of a frame laid out for encoding: their outputs in l, counts[i]
+ * of them for pair i, the outputs lists held in tensors_of (n_lists references). */
+typedef struct {
+    Layout l;
+    int counts[MAX_PLAIN], n_lists;
+    PyObject *tensors_of[MAX_PLAIN];
+} Responses;
+
+/* Lays out the plain responses of `pairs` ([(InferenceResponse, requested output
+ * names)]) in rs, which release_responses frees whatever this returns: 0, -2 when a
+ * response needs the Python path (an error, parameters, BYTES/BF16 or non-array
+ * outputs), -1 on an error. */
+static int lay_out_responses(Responses *rs, PyObject *pairs) {
+    rs->l.n = 0;
+    rs->l.size = 0;
+    rs->n_lists = 0;
     if (!PyList_Check(pairs)) {
         value_error("pairs must be a list");
         return -1;
@@ -613,27 +623,32 @@ static int lay_out_pairs(Layout *l, PyObject *pairs, int *counts, PyObject **ten
                           PyUnicode_GetLength(params) == 0);
         Py_DECREF(err);
         Py_DECREF(params);
-        tensors_of[(*n_lists)++] = outputs;
+        rs->tensors_of[rs->n_lists++] = outputs;
         if (!plain_resp)
             return -2;
         int filter = PyObject_IsTrue(requested);
         if (filter < 0)
             return -1;
-        int rc = counts[i] = lay_out(l, outputs, requested, filter);
+        int rc = rs->counts[i] = lay_out(&rs->l, outputs, requested, filter);
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
-/* Each response of the laid out pairs, its tensors in `block`, as
- * response_frames.encode_responses appends them. */
-static int put_responses(Out *o, Layout *l, Py_ssize_t n_pairs, const int *counts,
-                         uint64_t block) {
+static void release_responses(Responses *rs) {
+    release_layout(&rs->l);
+    for (int i = 0; i < rs->n_lists; i++)
+        Py_DECREF(rs->tensors_of[i]);
+}
+
+/* Each laid out response, its tensors in `block`, as response_frames.encode_responses
+ * appends them. */
+static int put_responses(Out *o, Responses *rs, Py_ssize_t n_pairs, uint64_t block) {
     static const uint8_t ok_head[12] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (Py_ssize_t i = 0, from = 0; i < n_pairs; from += counts[i], i++)
-        if (put(o, ok_head, sizeof ok_head) < 0 || put_le(o, counts[i], 2) < 0 ||
-            put_tensors(o, l, (int)from, counts[i], block) < 0)
+    for (Py_ssize_t i = 0, from = 0; i < n_pairs; from += rs->counts[i], i++)
+        if (put(o, ok_head, sizeof ok_head) < 0 || put_le(o, rs->counts[i], 2) < 0 ||
+            put_tensors(o, &rs->l, (int)from, rs->counts[i], block) < 0)
             return -1;
     return 0;
 }
@@ -649,24 +664,19 @@ static PyObject *encode_responses(PyObject *self, PyObject *args) {
     unsigned long long out_addr, out_size;
     if (!PyArg_ParseTuple(args, "OOKK", &pairs, &alloc, &out_addr, &out_size))
         return NULL;
-    Layout l;
-    l.n = 0;
-    l.size = 0;
-    int counts[MAX_PLAIN], n_lists = 0;
-    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
+    Responses rs;
+    PyObject *result = NULL;
     Out o = {NULL, 0, 0};
     uint64_t block;
-    int rc = lay_out_pairs(&l, pairs, counts, tensors_of, &n_lists);
+    int rc = lay_out_responses(&rs, pairs);
     if (rc == 0)
-        rc = fill(&l, alloc, out_addr, out_size, &block);
+        rc = fill(&rs.l, alloc, out_addr, out_size, &block);
     if (rc == -2)
         result = Py_NewRef(Py_None);
     else if (rc == 0 && put_le(&o, block, 8) == 0 &&
-             put_responses(&o, &l, PyList_Size(pairs), counts, block) == 0)
+             put_responses(&o, &rs, PyList_Size(pairs), block) == 0)
         result = PyBytes_FromStringAndSize(o.b, o.len);
-    release_layout(&l);
-    for (int i = 0; i < n_lists; i++)
-        Py_DECREF(tensors_of[i]);
+    release_responses(&rs);
     PyMem_Free(o.b);
     return result;
 }
@@ -808,23 +818,18 @@ static PyObject *encode_answer(PyObject *self, PyObject *args) {
     Py_ssize_t max_data;
     if (!PyArg_ParseTuple(args, "OIKn", &pairs, &kind, &tag, &max_data))
         return NULL;
-    Layout l;
-    l.n = 0;
-    l.size = 0;
-    int counts[MAX_PLAIN], n_lists = 0;
-    PyObject *result = NULL, *tensors_of[MAX_PLAIN];
+    Responses rs;
+    PyObject *result = NULL;
     Out o = {NULL, 0, 0};
     static const uint8_t no_error[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
-    int rc = lay_out_pairs(&l, pairs, counts, tensors_of, &n_lists);
+    int rc = lay_out_responses(&rs, pairs);
     if (rc == -2)
         result = Py_NewRef(Py_None);
     else if (rc == 0 && put(&o, no_error, sizeof no_error) == 0 &&
              put_le(&o, PyList_Size(pairs), 4) == 0 && put_le(&o, 0, 8) == 0 &&
-             put_responses(&o, &l, PyList_Size(pairs), counts, 0) == 0)
-        result = lane_frame(&o, &l, kind, tag, max_data);
-    release_layout(&l);
-    for (int i = 0; i < n_lists; i++)
-        Py_DECREF(tensors_of[i]);
+             put_responses(&o, &rs, PyList_Size(pairs), 0) == 0)
+        result = lane_frame(&o, &rs.l, kind, tag, max_data);
+    release_responses(&rs);
     PyMem_Free(o.b);
     return result;
 }
