@@ -38,6 +38,7 @@ declare -A PIDS=() PORTS=()
 trap 'stop_servers; rm -rf "$WORK"' EXIT
 
 . bench/lib/common.sh
+TREE=$(tree_version) # before this run rewrites its results file
 
 if [ "$BUILD" = 1 ]; then cargo build --release --locked -p oxiserve; fi
 
@@ -144,7 +145,7 @@ median_of() { # TARGET COLUMN: the median over the runs
 {
   echo "# One BLS call, timed inside the calling model (oxiserve vs real Triton)"
   echo
-  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); oxiserve $(tree_version)"
+  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); oxiserve $TREE"
   echo "- Machine: $(machine_line); the servers and their Python processes share the CPUs, nothing pinned"
   echo "- Each run: one request to \`bls_time\`, whose execute makes $CALLS calls of \`add_sub\` (Triton's example) one after the other; $RUNS runs per target, alternating; all targets up at once"
   if [ -n "${PIN_CPU:-}" ]; then

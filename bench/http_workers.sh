@@ -44,6 +44,7 @@ RESULTS=${RESULTS:-bench/results/http_workers.md}
 declare -A PORT=([ceiling]=18740 [oxiserve]=18750)
 declare -A PIDS=()
 . bench/lib/common.sh
+TREE=$(tree_version) # before this run rewrites its results file
 
 WORK=$(mktemp -d -t http-workers-bench.XXXXXX)
 trap 'stop_servers; rm -rf "$WORK"' EXIT
@@ -121,7 +122,7 @@ median_tenths() { runs_median_format %.1f "$WORK/runs.tsv" "$@"; }
   echo
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- Machine: $(machine_line); servers on CPUs ${SERVER_CPUS:-all} ($SERVER_N), oxiserve-perf on CPUs ${LOAD_CPUS:-all} ($PERF_THREADS oxiserve-perf threads)"
-  echo "- Versions: oxiserve $(tree_version)"
+  echo "- Versions: oxiserve $TREE"
   echo "- Load: oxiserve-perf, $RUNS run(s) of one $DURATION window per point, alternating between the two servers; one request in flight per connection; INPUT0 FP32 [1,16] in the binary tensor extension, OUTPUT0 asked as binary"
   echo "- Server CPU: user + system time of the server process over the whole oxiserve-perf process (/proc/PID/stat), divided by its wall time (CPUs) and by every request it sent (µs/request)"
   echo "- ceiling: \`bench/ceiling\` with \`TOKIO_WORKER_THREADS=W\`; oxiserve: \`--http-thread-count=W\`, model \`identity\` (\`backend: \"identity\"\`, one instance)"

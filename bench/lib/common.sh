@@ -298,6 +298,7 @@ machine_line() {
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)"
 }
 # tree_version: the checkout's short commit, with "(uncommitted changes)" when the tree differs.
+# (a script calls it before it writes its results file, which may be tracked)
 tree_version() { echo "$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"; }
 # server_version PORT: the "version" of GET /v2, or nothing.
 server_version() {
