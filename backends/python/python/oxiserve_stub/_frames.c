@@ -430,10 +430,14 @@ static int put(Out *o, const void *data, Py_ssize_t n) {
     return 0;
 }
 
-static int put_le(Out *o, uint64_t v, int n) {
-    uint8_t b[8];
+static void store_le(uint8_t *b, uint64_t v, int n) {
     for (int i = 0; i < n; i++, v >>= 8)
         b[i] = (uint8_t)v;
+}
+
+static int put_le(Out *o, uint64_t v, int n) {
+    uint8_t b[8];
+    store_le(b, v, n);
     return put(o, b, n);
 }
 
@@ -721,23 +725,21 @@ done:
 
 /* A lane frame (lane.py): the header, `u32 n`, the n bytes of `body`, then the layout's
  * tensors at their offsets (the gaps zeroed); None when it would hold more than
- * max_data bytes of tensors (the Python path sends it). */
+ * max_data bytes of tensors or more than a frame's u32 length counts (the Python path
+ * sends it, or fails). */
 static PyObject *lane_frame(const Out *body, Layout *l, unsigned int kind,
                             unsigned long long tag, Py_ssize_t max_data) {
-    if (l->size > max_data)
-        return Py_NewRef(Py_None);
     Py_ssize_t total = 20 + body->len + l->size;
+    if (l->size > max_data || (uint64_t)(total - 4) > UINT32_MAX)
+        return Py_NewRef(Py_None);
     PyObject *frame = PyBytes_FromStringAndSize(NULL, total);
     if (frame == NULL)
         return NULL;
     uint8_t *b = (uint8_t *)PyBytes_AsString(frame);
-    uint64_t head[3] = {(uint64_t)(total - 4), kind, tag};
-    int widths[3] = {4, 4, 8};
-    for (int i = 0, at = 0; i < 3; at += widths[i], i++)
-        for (int k = 0; k < widths[i]; k++)
-            b[at + k] = (uint8_t)(head[i] >> (8 * k));
-    for (int k = 0; k < 4; k++)
-        b[16 + k] = (uint8_t)((uint64_t)body->len >> (8 * k));
+    store_le(b, (uint64_t)(total - 4), 4);
+    store_le(b + 4, kind, 4);
+    store_le(b + 8, tag, 8);
+    store_le(b + 16, (uint64_t)body->len, 4);
     memcpy(b + 20, body->b, body->len);
     uint8_t *data = b + 20 + body->len;
     memset(data, 0, l->size);

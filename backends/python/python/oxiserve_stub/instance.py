@@ -241,7 +241,7 @@ class Instance:
             _send_reschedules(c, requests)
             return P.frame(P.EXECUTE_DONE, tag, [_ERR_NONE, _N0])
         pairs = [(resp, req._outputs) for req, resp in zip(requests, ret)]
-        if requests[0]._rid >= P.LANE_RID:  # a lane's call (a batch of one)
+        if requests and requests[0]._rid >= P.LANE_RID:  # a lane's call (a batch of one)
             answer = c.lane_server.encoded(tag, pairs)
             if answer is not None:
                 return answer

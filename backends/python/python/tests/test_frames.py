@@ -524,6 +524,33 @@ def test_lane_answer_decoding_hands_over_what_it_does_not_decode(frames):
         assert frames.decode_answer(other, data) is None
 
 
+def test_lane_answer_decoding_of_every_cut_and_flipped_byte(frames, monkeypatch):
+    """An answer cut anywhere is left to Python (which raises its protocol error); one with
+    any byte changed decodes in C only to what Python decodes it to."""
+    f32 = np.arange(4, dtype=np.float32)
+    pairs = [(InferenceResponse([Tensor("A", f32), Tensor("B", np.ones((2, 3), np.int64))]),
+              [])]
+    plain = frames.encode_answer(pairs, P.EXECUTE_DONE, 0, 1 << 20)
+    n = struct.unpack_from("<I", plain, 16)[0]
+    body, data = plain[20:20 + n], plain[20 + n:]
+    for cut in range(len(body)):
+        assert frames.decode_answer(body[:cut], data) is None
+    monkeypatch.setattr(bls, "FRAMES", None)
+    for at in range(len(body)):
+        for value in (0, 1, 0x7F, 0xFF):
+            changed = bytearray(body)
+            changed[at] = value
+            got = frames.decode_answer(bytes(changed), data)
+            if got is None:
+                continue
+            final, want = bls._lane_answer(P.EXECUTE_DONE, bytes(changed), data)
+            assert final and want._error is None
+            assert [(t._name, t._dtype, t._dims, t.as_numpy().tolist())
+                    for t in got.output_tensors()] == [
+                (t._name, t._dtype, t._dims, t.as_numpy().tolist())
+                for t in want.output_tensors()]
+
+
 @pytest.mark.parametrize("spin", [0.0, 0.05])
 def test_lane_reads_wait_without_the_gil(frames, monkeypatch, spin):
     """A caller's read of its answer, C and Python alike: whole frames from several
